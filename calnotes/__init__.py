@@ -1,0 +1,32 @@
+"""calnotes: measure the calibration of probabilistic classifiers, and verify the theory.
+
+The public API is flat: ``from calnotes import l2_qece, classwise, brier_loss``.
+Modules: :mod:`~calnotes.binning`, :mod:`~calnotes.measures`, :mod:`~calnotes.scores`,
+:mod:`~calnotes.symbolic`, :mod:`~calnotes.claims`.
+"""
+
+from .binning import (assign_bins, equal_mass_bin_sizes, equal_mass_bins, equal_width_bins,
+                      equal_width_edges, quantile_bin_of_position)
+from .measures import (binned_ece, classwise, confidence, confidence_scores, cwce,
+                       ks_calibration_error, l1_qece, l2_qece, max_calibration_error,
+                       reliability_stats, tce, unbinned_ece)
+from .scores import (BRIER, LOG, NEG_ENTROPY, PROPER_LOSSES, SPHERICAL, SQUARED_NORM, ZERO_ONE,
+                     BregmanGenerator, ProperLoss, brier_loss, bregman_divergence, divergence,
+                     entropy, expected_loss, get_loss, log_loss, score_decomposition,
+                     spherical_loss, zero_one_loss)
+from . import claims
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "assign_bins", "equal_mass_bin_sizes", "equal_mass_bins", "equal_width_bins",
+    "equal_width_edges", "quantile_bin_of_position",
+    "binned_ece", "classwise", "confidence", "confidence_scores", "cwce",
+    "ks_calibration_error", "l1_qece", "l2_qece", "max_calibration_error", "reliability_stats",
+    "tce", "unbinned_ece",
+    "BRIER", "LOG", "NEG_ENTROPY", "PROPER_LOSSES", "SPHERICAL", "SQUARED_NORM", "ZERO_ONE",
+    "BregmanGenerator", "ProperLoss", "brier_loss", "bregman_divergence", "divergence",
+    "entropy", "expected_loss", "get_loss", "log_loss", "score_decomposition",
+    "spherical_loss", "zero_one_loss",
+    "claims",
+]

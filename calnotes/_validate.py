@@ -1,0 +1,247 @@
+"""Input checks shared by every public function.
+
+All checks raise :class:`ValueError` (or :class:`TypeError` for the wrong kind of
+object) with a message that names the argument and, where there is one, the first
+offending index.  Nothing here converts silently: a probability of ``1.0000001`` is an
+error, not a clip.
+
+Conventions
+-----------
+* ``y_prob`` of shape ``(n,)`` is binary: entry ``i`` is ``P(y_i = 1)``.
+* ``y_prob`` of shape ``(n, k)`` with ``k >= 2`` is a row-stochastic matrix; each row
+  must sum to one within :data:`ROW_SUM_ATOL`.
+* ``y_true`` holds integer labels, ``0 <= y < k`` (``k = 2`` for binary inputs).  Floats
+  that are exactly integers (``1.0``) are accepted; ``0.5`` or ``True`` / ``False``
+  mixed with ``2`` are not.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+__all__ = [
+    "ROW_SUM_ATOL",
+    "check_probabilities",
+    "check_labels",
+    "check_n_bins",
+    "check_pair",
+    "check_rng",
+]
+
+#: Tolerance on ``|sum_r p_r - 1|`` per row.  float32 softmax outputs over 1,000
+#: classes are off by up to ~1e-5 (k * float32 epsilon / 2 ~ 6e-5 in the worst case);
+#: 1e-4 accepts them while still rejecting un-normalised scores and logits.
+ROW_SUM_ATOL = 1e-4
+
+
+def _first_index(mask: np.ndarray) -> tuple:
+    """Index tuple of the first True entry of ``mask`` (C order)."""
+    flat = int(np.flatnonzero(mask.ravel())[0])
+    return np.unravel_index(flat, mask.shape)
+
+
+def _fmt_index(idx: tuple) -> str:
+    return "[" + ", ".join(str(int(i)) for i in idx) + "]"
+
+
+def check_probabilities(y_prob, name: str = "y_prob", *, allow_2d: bool = True,
+                        allow_1d: bool = True) -> np.ndarray:
+    """Validate predicted probabilities and return them as a float64 array.
+
+    Parameters
+    ----------
+    y_prob : array_like, shape (n,) or (n, k)
+        Binary probabilities ``P(y=1)`` or a row-stochastic matrix.
+    name : str
+        Argument name used in error messages.
+    allow_2d, allow_1d : bool
+        Which shapes the caller accepts.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``float64`` view or copy of the input.
+
+    Raises
+    ------
+    ValueError
+        Empty input, wrong number of dimensions, NaN/inf, values outside ``[0, 1]``,
+        fewer than two columns, or rows not summing to one.
+
+    Examples
+    --------
+    >>> check_probabilities([0.2, 0.9]).dtype
+    dtype('float64')
+    >>> check_probabilities([[0.5, 0.6]])
+    Traceback (most recent call last):
+    ...
+    ValueError: y_prob: row 0 sums to 1.1, not 1 (tolerance 0.0001); pass probabilities, not scores or logits
+    """
+    try:
+        arr = np.asarray(y_prob, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name}: could not convert to a float array ({exc})") from None
+    if arr.ndim == 1 and not allow_1d:
+        raise ValueError(f"{name}: expected a 2-d array of shape (n, k), got shape {arr.shape}")
+    if arr.ndim == 2 and not allow_2d:
+        raise ValueError(f"{name}: expected a 1-d array of shape (n,), got shape {arr.shape}")
+    if arr.ndim not in (1, 2):
+        raise ValueError(f"{name}: expected shape (n,) or (n, k), got shape {arr.shape}")
+    if arr.shape[0] == 0:
+        raise ValueError(f"{name}: empty input (n = 0); at least one sample is needed")
+    if arr.ndim == 2 and arr.shape[1] < 2:
+        raise ValueError(
+            f"{name}: a 2-d array needs k >= 2 columns (one per class), got shape {arr.shape};"
+            " pass binary probabilities as a 1-d array"
+        )
+    # Fast path: two reductions (NaN propagates through min/max and fails both tests).
+    if not (arr.min() >= 0.0 and arr.max() <= 1.0):
+        bad = ~np.isfinite(arr)
+        if bad.any():
+            idx = _first_index(bad)
+            raise ValueError(f"{name}: non-finite value {arr[idx]} at index {_fmt_index(idx)}")
+        idx = _first_index((arr < 0.0) | (arr > 1.0))
+        raise ValueError(
+            f"{name}: value {arr[idx]!r} at index {_fmt_index(idx)} is outside [0, 1]"
+        )
+    if arr.ndim == 2:
+        dev = np.abs(arr.sum(axis=1) - 1.0)
+        bad = dev > ROW_SUM_ATOL
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(
+                f"{name}: row {i} sums to {arr[i].sum():.6g}, not 1 (tolerance {ROW_SUM_ATOL:g});"
+                " pass probabilities, not scores or logits"
+            )
+    return arr
+
+
+def check_labels(y_true, n_classes: int, n_samples: int | None = None,
+                 name: str = "y_true") -> np.ndarray:
+    """Validate integer class labels in ``{0, ..., n_classes - 1}``.
+
+    Parameters
+    ----------
+    y_true : array_like, shape (n,)
+        Labels.  Booleans are accepted for ``n_classes == 2``; floats only when integral.
+    n_classes : int
+        Number of classes ``k``.
+    n_samples : int, optional
+        Expected length (from the predictions); a mismatch is an error.
+    name : str
+        Argument name for messages.
+
+    Returns
+    -------
+    numpy.ndarray of int64
+
+    Examples
+    --------
+    >>> check_labels([0, 2, 1], n_classes=3)
+    array([0, 2, 1])
+    >>> check_labels([0, 3], n_classes=3)
+    Traceback (most recent call last):
+    ...
+    ValueError: y_true: label 3 at index 1 is out of range; expected integers in 0..2
+    """
+    arr = np.asarray(y_true)
+    if arr.ndim != 1:
+        raise ValueError(f"{name}: expected a 1-d array of labels, got shape {arr.shape}")
+    if arr.shape[0] == 0:
+        raise ValueError(f"{name}: empty input (n = 0); at least one sample is needed")
+    if n_samples is not None and arr.shape[0] != n_samples:
+        raise ValueError(
+            f"{name}: has {arr.shape[0]} labels but the predictions have {n_samples} rows"
+        )
+    if arr.dtype == bool:
+        arr = arr.astype(np.int64)
+    elif np.issubdtype(arr.dtype, np.integer):
+        arr = arr.astype(np.int64, copy=False)
+    elif np.issubdtype(arr.dtype, np.floating):
+        bad = ~np.isfinite(arr)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"{name}: non-finite label {arr[i]} at index {i}")
+        bad = arr != np.round(arr)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"{name}: label {arr[i]!r} at index {i} is not an integer")
+        arr = arr.astype(np.int64)
+    else:
+        raise TypeError(f"{name}: labels must be integers, got dtype {arr.dtype}")
+    bad = (arr < 0) | (arr >= n_classes)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"{name}: label {arr[i]} at index {i} is out of range;"
+            f" expected integers in 0..{n_classes - 1}"
+        )
+    return arr
+
+
+def check_pair(y_true, y_prob, *, allow_2d: bool = True, allow_1d: bool = True):
+    """Validate labels and predictions together.
+
+    Returns ``(y, P)`` where ``P`` has shape ``(n,)`` (binary) or ``(n, k)`` and ``y`` is
+    an int64 array of labels in range.
+
+    Examples
+    --------
+    >>> y, p = check_pair([1, 0], [0.9, 0.2])
+    >>> y.tolist(), p.tolist()
+    ([1, 0], [0.9, 0.2])
+    >>> check_pair([1, 0, 1], [0.9, 0.2])
+    Traceback (most recent call last):
+    ...
+    ValueError: y_true: has 3 labels but the predictions have 2 rows
+    """
+    prob = check_probabilities(y_prob, allow_2d=allow_2d, allow_1d=allow_1d)
+    k = 2 if prob.ndim == 1 else prob.shape[1]
+    y = check_labels(y_true, n_classes=k, n_samples=prob.shape[0])
+    return y, prob
+
+
+def check_n_bins(n_bins, n_samples: int, name: str = "n_bins") -> int:
+    """Validate a bin count: a positive integer not larger than the sample size.
+
+    Examples
+    --------
+    >>> check_n_bins(10, 100)
+    10
+    >>> check_n_bins(20, 10)
+    Traceback (most recent call last):
+    ...
+    ValueError: n_bins: 20 bins for 10 samples; use at most as many bins as samples
+    """
+    if isinstance(n_bins, bool) or not isinstance(n_bins, numbers.Integral):
+        raise TypeError(f"{name}: expected a positive integer, got {n_bins!r}")
+    n_bins = int(n_bins)
+    if n_bins < 1:
+        raise ValueError(f"{name}: expected a positive integer, got {n_bins}")
+    if n_bins > n_samples:
+        raise ValueError(
+            f"{name}: {n_bins} bins for {n_samples} samples; use at most as many bins as samples"
+        )
+    return n_bins
+
+
+def check_rng(rng) -> np.random.Generator:
+    """Return a :class:`numpy.random.Generator` from a Generator or an integer seed.
+
+    ``None`` is refused on purpose: every random function in calnotes is reproducible.
+
+    Examples
+    --------
+    >>> int(check_rng(0).integers(10)) == int(check_rng(0).integers(10))
+    True
+    """
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if isinstance(rng, (numbers.Integral, np.random.SeedSequence)) and not isinstance(rng, bool):
+        return np.random.default_rng(rng)
+    raise TypeError(
+        f"rng: expected a numpy.random.Generator or an integer seed, got {rng!r}"
+        " (calnotes never draws from unseeded global state)"
+    )

@@ -1,0 +1,11 @@
+"""Registry of checkable claims (see :mod:`calnotes.claims._registry`).
+
+Importing this package registers every claim of every chapter.
+"""
+
+from ._registry import (Claim, ClaimFailed, Result, all_claims, assert_claim, get_claim,
+                        ledger, register, run_claim)
+from . import foundations  # noqa: F401  (registers Part I claims)
+
+__all__ = ["Claim", "ClaimFailed", "Result", "all_claims", "assert_claim", "get_claim",
+           "ledger", "register", "run_claim"]

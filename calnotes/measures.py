@@ -1,0 +1,439 @@
+"""Calibration measures: binary estimators and their lifts to ``k`` classes.
+
+Binary measures take ``(y_true, y_prob)`` with ``y_prob`` of shape ``(n,)`` holding
+``P(y = 1)``.  Multi-class inputs ``(n, k)`` are reduced to binary problems by one of two
+aggregations (truthfulness paper, Defs 2.7 and 2.8):
+
+* :func:`classwise` -- the average of the measure over the ``k`` one-vs-rest problems;
+* :func:`confidence` -- the measure on (top probability, "was the top class right").
+
+Both accept any binary measure of this module (fast, vectorised path) or any callable
+``measure(y_true, y_prob, **kwargs)`` (a loop over classes).
+
+Binned measures use the bin convention documented in :mod:`calnotes.binning`: equal-width
+bins ``[j/m, (j+1)/m)`` with 1 in the last bin, and equal-mass bins by sorted position
+(eq. (1)) with ties ordered by input position.
+
+The chapter *The measures* (``book/foundations/measures.md``) defines each quantity and shows
+where popular libraries disagree.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from . import _binstats
+from ._validate import check_n_bins, check_pair, check_probabilities, check_labels
+
+__all__ = [
+    "binned_ece",
+    "l1_qece",
+    "l2_qece",
+    "max_calibration_error",
+    "ks_calibration_error",
+    "unbinned_ece",
+    "classwise",
+    "confidence",
+    "confidence_scores",
+    "tce",
+    "cwce",
+    "reliability_stats",
+]
+
+
+def _check_p(p) -> float:
+    if isinstance(p, bool) or not np.isscalar(p) or not np.isfinite(p) or p < 1:
+        raise ValueError(f"p: expected a number >= 1 (the exponent of the lp error), got {p!r}")
+    return float(p)
+
+
+def _binary_problem(y_true, y_prob):
+    """Validate a binary problem; return (P as (n, 1), [positive rows])."""
+    arr = np.asarray(y_prob) if not isinstance(y_prob, np.ndarray) else y_prob
+    if getattr(arr, "ndim", 1) == 2:
+        raise ValueError(
+            f"y_prob: a binary measure needs shape (n,) with P(y=1), got shape {arr.shape};"
+            " for k classes use calnotes.classwise(measure, ...) or calnotes.confidence(measure, ...)"
+        )
+    y, p = check_pair(y_true, y_prob, allow_2d=False)
+    return p[:, None], [np.flatnonzero(y == 1)]
+
+
+def _attach(columns: Callable):
+    """Decorator: give a public binary measure its column-batched kernel."""
+    def wrap(func):
+        func._columns = columns
+        return func
+    return wrap
+
+
+# --------------------------------------------------------------------------- kernels
+# Each kernel maps (P (n, c), positives, **kwargs) -> values (c,), inputs already valid.
+
+def _ece_columns(P, positives, n_bins=15, p=1, binning="width"):
+    stats = _binstats.bin_stats(P, positives, n_bins, binning)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        terms = stats.count / stats.n * stats.gaps() ** p
+    return np.nansum(terms, axis=1) ** (1.0 / p)
+
+
+def _mce_columns(P, positives, n_bins=15, binning="width"):
+    stats = _binstats.bin_stats(P, positives, n_bins, binning)
+    return np.nanmax(stats.gaps(), axis=1)
+
+
+def _l1_qece_columns(P, positives, n_bins):
+    stats = _binstats.bin_stats(P, positives, n_bins, "mass")
+    return np.abs(stats.bias_sum).sum(axis=1) / stats.n
+
+
+def _l2_qece_columns(P, positives, n_bins):
+    stats = _binstats.bin_stats(P, positives, n_bins, "mass")
+    return (stats.bias_sum ** 2).sum(axis=1) / stats.n ** 2
+
+
+def _outcome_column(n, rows):
+    y = np.zeros(n)
+    y[rows] = 1.0
+    return y
+
+
+def _ks_columns(P, positives):
+    n, c = P.shape
+    out = np.empty(c)
+    for col in range(c):
+        x = P[:, col]
+        order = np.argsort(x, kind="stable")
+        xs = x[order]
+        partial = np.cumsum(xs - _outcome_column(n, positives[col])[order])
+        ends = np.flatnonzero(np.append(xs[1:] != xs[:-1], True))  # last of each tie group
+        out[col] = np.abs(partial[ends]).max() / n
+    return out
+
+
+def _unbinned_columns(P, positives):
+    n, c = P.shape
+    out = np.empty(c)
+    for col in range(c):
+        _, group = np.unique(P[:, col], return_inverse=True)
+        bias = np.bincount(group, weights=P[:, col] - _outcome_column(n, positives[col]))
+        out[col] = np.abs(bias).sum() / n
+    return out
+
+
+# --------------------------------------------------------------------------- binary API
+
+@_attach(_ece_columns)
+def binned_ece(y_true, y_prob, n_bins: int = 15, *, p: float = 1,
+               binning: str = "width") -> float:
+    r"""lp binned expected calibration error of a binary predictor.
+
+    .. math::
+        \mathrm{ECE}_p = \Big(\sum_{j:\,|B_j|>0} \tfrac{|B_j|}{n}\,
+        |\bar p_j - \bar y_j|^p\Big)^{1/p}
+
+    Parameters
+    ----------
+    y_true : array_like of int, shape (n,)
+        Outcomes in ``{0, 1}``.
+    y_prob : array_like, shape (n,)
+        Predicted ``P(y = 1)``.
+    n_bins : int, default 15
+        Number of bins ``m`` (``1 <= m <= n``).
+    p : float, default 1
+        Exponent; ``p = 1`` is the usual ECE, ``p = 2`` the root-mean-square version.
+    binning : {"width", "mass"}
+        Equal-width or equal-mass bins (:mod:`calnotes.binning`).
+
+    Returns
+    -------
+    float
+
+    Notes
+    -----
+    With :func:`confidence` and ``p = 1`` this is the ECE of Guo et al. (2017) and the
+    ``TCE_p`` estimator of the proper-calibration-errors paper (see :func:`tce`).  Chapter
+    *The measures*.
+
+    Examples
+    --------
+    >>> round(binned_ece([1, 0, 1, 1], [0.9, 0.1, 0.8, 0.6], n_bins=2), 12)  # 1/4 * 0.1 + 3/4 * 0.2333
+    0.2
+    """
+    P, pos = _binary_problem(y_true, y_prob)
+    n_bins = check_n_bins(n_bins, P.shape[0])
+    return float(_ece_columns(P, pos, n_bins=n_bins, p=_check_p(p), binning=binning)[0])
+
+
+@_attach(_l1_qece_columns)
+def l1_qece(y_true, y_prob, n_bins: int) -> float:
+    r"""l1 quantile-binned ECE, Def 2.5 of the truthfulness paper, exactly as printed.
+
+    .. math::
+        \ell_1\text{-QECE}_m = \frac1n \sum_{j=1}^m \Big|\sum_{i\in B_j} (p_i - y_i)\Big|
+
+    with the equal-mass bins of eq. (1) (:func:`calnotes.binning.equal_mass_bins`).
+    Equal to :func:`binned_ece` with ``p=1, binning="mass"``.
+
+    Examples
+    --------
+    >>> l1_qece([0, 1, 1, 0], [0.1, 0.4, 0.6, 0.9], n_bins=2)
+    0.25
+    """
+    P, pos = _binary_problem(y_true, y_prob)
+    return float(_l1_qece_columns(P, pos, check_n_bins(n_bins, P.shape[0]))[0])
+
+
+@_attach(_l2_qece_columns)
+def l2_qece(y_true, y_prob, n_bins: int) -> float:
+    r"""l2 quantile-binned ECE, Def 2.5 of the truthfulness paper, exactly as printed.
+
+    .. math::
+        \ell_2\text{-QECE}_m = \frac1{n^2} \sum_{j=1}^m \Big(\sum_{i\in B_j} (p_i - y_i)\Big)^2
+
+    Note the weights: this is :math:`\sum_j (|B_j|/n)^2 (\bar p_j - \bar y_j)^2`, not the
+    square of the ``p = 2`` binned ECE.  It is truthful (Thm 2.6): its expectation is
+    minimised by predicting the true probabilities, where it equals
+    :math:`n^{-2}\sum_i p_i^*(1-p_i^*)`.
+
+    Examples
+    --------
+    >>> l2_qece([0, 1, 1, 0], [0.1, 0.4, 0.6, 0.9], n_bins=2)
+    0.03125
+    """
+    P, pos = _binary_problem(y_true, y_prob)
+    return float(_l2_qece_columns(P, pos, check_n_bins(n_bins, P.shape[0]))[0])
+
+
+@_attach(_mce_columns)
+def max_calibration_error(y_true, y_prob, n_bins: int = 15, *, binning: str = "width") -> float:
+    r"""Maximum calibration error: :math:`\max_{j:|B_j|>0} |\bar p_j - \bar y_j|`.
+
+    Examples
+    --------
+    >>> round(max_calibration_error([1, 0, 1, 1], [0.9, 0.1, 0.8, 0.6], n_bins=2), 12)
+    0.233333333333
+    """
+    P, pos = _binary_problem(y_true, y_prob)
+    return float(_mce_columns(P, pos, n_bins=check_n_bins(n_bins, P.shape[0]),
+                              binning=binning)[0])
+
+
+@_attach(_ks_columns)
+def ks_calibration_error(y_true, y_prob) -> float:
+    r"""Kolmogorov-Smirnov (cumulative) calibration error, binning-free.
+
+    .. math::
+        \mathrm{KS} = \max_{\sigma\in[0,1]} \Big|\frac1n \sum_{i:\,p_i\le\sigma} (p_i - y_i)\Big|
+
+    (Gupta et al., 2021).  The maximum runs over the distinct prediction values, so tied
+    predictions enter together and the value does not depend on the sample order.
+
+    Examples
+    --------
+    >>> ks_calibration_error([1, 0, 0], [0.2, 0.5, 0.5])
+    0.26666666666666666
+    """
+    P, pos = _binary_problem(y_true, y_prob)
+    return float(_ks_columns(P, pos)[0])
+
+
+@_attach(_unbinned_columns)
+def unbinned_ece(y_true, y_prob) -> float:
+    r"""ECE conditioning on exact prediction values (Def 2.4 of the truthfulness paper).
+
+    .. math::
+        \mathrm{ECE} = \frac1n \sum_i |p_i - \bar y_{p_i}|,\qquad
+        \bar y_p = \text{mean of } y_i \text{ over } \{i : p_i = p\}.
+
+    With all predictions distinct this is :math:`\frac1n\sum_i |p_i - y_i|`.
+
+    Examples
+    --------
+    >>> unbinned_ece([1, 0, 1, 0], [0.5, 0.5, 0.5, 0.5])
+    0.0
+    """
+    P, pos = _binary_problem(y_true, y_prob)
+    return float(_unbinned_columns(P, pos)[0])
+
+
+# --------------------------------------------------------------------------- aggregation
+
+def _multiclass_problem(y_true, y_prob):
+    arr = np.asarray(y_prob) if not isinstance(y_prob, np.ndarray) else y_prob
+    if getattr(arr, "ndim", 2) != 2:
+        raise ValueError(
+            f"y_prob: expected a (n, k) matrix of class probabilities, got shape {arr.shape};"
+            " for a binary problem call the measure directly"
+        )
+    return check_pair(y_true, y_prob, allow_1d=False)
+
+
+def _kernel_kwargs(measure, P, kwargs):
+    if "n_bins" in kwargs:
+        kwargs = dict(kwargs, n_bins=check_n_bins(kwargs["n_bins"], P.shape[0]))
+    if "p" in kwargs:
+        kwargs = dict(kwargs, p=_check_p(kwargs["p"]))
+    if "binning" in kwargs and kwargs["binning"] not in ("width", "mass"):
+        raise ValueError(f"binning: expected 'width' or 'mass', got {kwargs['binning']!r}")
+    return kwargs
+
+
+def _per_class(measure, y, P, kwargs):
+    k = P.shape[1]
+    kernel = getattr(measure, "_columns", None)
+    if kernel is not None:
+        if measure in (binned_ece, max_calibration_error) and "n_bins" not in kwargs:
+            kwargs = dict(kwargs, n_bins=15)
+        return kernel(P, _binstats.positives_by_class(y, k), **_kernel_kwargs(measure, P, kwargs))
+    return np.array([measure((y == r).astype(np.int64), P[:, r], **kwargs) for r in range(k)],
+                    dtype=np.float64)
+
+
+def classwise(measure: Callable, y_true, y_prob, *, per_class: bool = False, **kwargs):
+    r"""Class-wise aggregation (Def 2.7): the mean of a binary measure over the k classes.
+
+    .. math::
+        \mathrm{CAL}^{(\mathrm{classwise})} = \frac1k \sum_{r=1}^k
+        \mathrm{CAL}\big(p^{(r)}_{1..n};\ \mathbb{1}[y_{1..n}=r]\big)
+
+    Parameters
+    ----------
+    measure : callable
+        A binary measure, e.g. :func:`l2_qece` or :func:`binned_ece`.
+    y_true : array_like of int, shape (n,)
+        Labels in ``0..k-1``.
+    y_prob : array_like, shape (n, k)
+        Rows are probability vectors.
+    per_class : bool, default False
+        Return the ``k`` per-class values instead of their mean.
+    **kwargs
+        Passed to the measure (``n_bins``, ``p``, ``binning``).
+
+    Notes
+    -----
+    Truthful whenever the binary measure is (Thm 3.1 of the truthfulness paper); the
+    chapter *The measures* and Part II use it with :func:`l2_qece`.
+
+    Examples
+    --------
+    >>> P = [[0.7, 0.2, 0.1], [0.1, 0.8, 0.1], [0.3, 0.3, 0.4], [0.6, 0.3, 0.1]]
+    >>> round(classwise(l2_qece, [0, 1, 2, 1], P, n_bins=2), 6)
+    0.033333
+    """
+    y, P = _multiclass_problem(y_true, y_prob)
+    values = _per_class(measure, y, P, kwargs)
+    return values if per_class else float(values.mean())
+
+
+def confidence_scores(y_true, y_prob):
+    """Top-class probability, the predicted class and whether it was right.
+
+    The predicted class is ``argmax_r p_r``; among tied maxima the **smallest class index**
+    wins (``numpy.argmax``).  The confidence value does not depend on the tie rule, the
+    correctness indicator does.
+
+    Returns
+    -------
+    conf : ndarray, shape (n,)
+    predicted : ndarray of int, shape (n,)
+    correct : ndarray of int, shape (n,)
+
+    Examples
+    --------
+    >>> conf, pred, correct = confidence_scores([1, 0], [[0.5, 0.5], [0.9, 0.1]])
+    >>> conf.tolist(), pred.tolist(), correct.tolist()
+    ([0.5, 0.9], [0, 0], [0, 1])
+    """
+    y, P = _multiclass_problem(y_true, y_prob)
+    predicted = P.argmax(axis=1)
+    conf = P[np.arange(P.shape[0]), predicted]
+    return conf, predicted, (predicted == y).astype(np.int64)
+
+
+def confidence(measure: Callable, y_true, y_prob, **kwargs) -> float:
+    r"""Confidence (top-label) aggregation (Def 2.8): the binary measure on (max prob, correct).
+
+    The predicted class is the first maximum (smallest index) of each row; see
+    :func:`confidence_scores`.
+
+    Examples
+    --------
+    >>> P = [[0.7, 0.2, 0.1], [0.1, 0.8, 0.1], [0.3, 0.3, 0.4], [0.6, 0.3, 0.1]]
+    >>> round(confidence(binned_ece, [0, 1, 2, 1], P, n_bins=2), 12)
+    0.175
+    """
+    conf, _, correct = confidence_scores(y_true, y_prob)
+    kernel = getattr(measure, "_columns", None)
+    if kernel is not None:
+        if measure in (binned_ece, max_calibration_error) and "n_bins" not in kwargs:
+            kwargs = dict(kwargs, n_bins=15)
+        Pc = conf[:, None]
+        return float(kernel(Pc, [np.flatnonzero(correct)], **_kernel_kwargs(measure, Pc, kwargs))[0])
+    return float(measure(correct, conf, **kwargs))
+
+
+def tce(y_true, y_prob, n_bins: int = 15, *, p: float = 1, binning: str = "width") -> float:
+    r"""Top-label calibration error estimator ``TCE_p`` (proper-calibration-errors paper, Def C.1).
+
+    The binned plug-in estimate of
+    :math:`(\mathbb E|f_C(X) - P(Y=C\mid f_C(X))|^p)^{1/p}`, ``C`` the predicted class:
+    identical to ``confidence(binned_ece, y_true, y_prob, n_bins=n_bins, p=p, binning=binning)``
+    (with ``p = 1`` and equal-width bins, the ECE of Guo et al., 2017).
+
+    Examples
+    --------
+    >>> P = [[0.7, 0.2, 0.1], [0.1, 0.8, 0.1], [0.3, 0.3, 0.4], [0.6, 0.3, 0.1]]
+    >>> round(tce([0, 1, 2, 1], P, n_bins=2), 12)
+    0.175
+    """
+    return confidence(binned_ece, y_true, y_prob, n_bins=n_bins, p=p, binning=binning)
+
+
+def cwce(y_true, y_prob, n_bins: int = 15, *, p: float = 1, binning: str = "width") -> float:
+    r"""Class-wise calibration error estimator ``CWCE_p`` (proper-calibration-errors paper, Def C.1).
+
+    .. math::
+        \mathrm{CWCE}_p = \Big(\sum_{r=1}^k \sum_{j} \tfrac{|B_{rj}|}{n}
+        |\bar p_{rj} - \bar y_{rj}|^p\Big)^{1/p}
+
+    A **sum** over classes with the root outside (the paper drops Kumar et al.'s 1/k so that
+    ``CWCE_p <= 2^{1/p}``), unlike :func:`classwise`, which averages per-class values.
+
+    Examples
+    --------
+    >>> P = [[0.7, 0.2, 0.1], [0.1, 0.8, 0.1], [0.3, 0.3, 0.4], [0.6, 0.3, 0.1]]
+    >>> round(cwce([0, 1, 2, 1], P, n_bins=2), 6)
+    0.35
+    """
+    per_class = classwise(binned_ece, y_true, y_prob, per_class=True,
+                          n_bins=n_bins, p=p, binning=binning)
+    pp = _check_p(p)
+    return float((per_class ** pp).sum() ** (1.0 / pp))
+
+
+def reliability_stats(y_true, y_prob, n_bins: int = 15, *, binning: str = "width") -> dict:
+    """Per-bin counts, mean predictions and mean outcomes of a binary problem.
+
+    The numbers behind a reliability diagram; empty bins have NaN means.
+
+    Returns
+    -------
+    dict with keys ``count``, ``mean_prob``, ``mean_outcome`` (arrays of length ``n_bins``)
+
+    Examples
+    --------
+    >>> s = reliability_stats([1, 0, 1, 1], [0.9, 0.1, 0.8, 0.6], n_bins=2)
+    >>> s["count"].tolist(), s["mean_outcome"].tolist()
+    ([1.0, 3.0], [0.0, 1.0])
+    """
+    P, pos = _binary_problem(y_true, y_prob)
+    stats = _binstats.bin_stats(P, pos, check_n_bins(n_bins, P.shape[0]), binning)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return {
+            "count": stats.count[0].copy(),
+            "mean_prob": stats.sum_prob[0] / stats.count[0],
+            "mean_outcome": stats.sum_outcome[0] / stats.count[0],
+        }
