@@ -1,0 +1,53 @@
+"""The calnotes command: listing chapters and rerunning one with new parameters."""
+
+import json
+
+import pytest
+
+from calnotes import chapters, cli
+
+
+def test_chapters_lists_every_chapter_with_parameters(capsys):
+    assert cli.main(["chapters"]) == 0
+    out = capsys.readouterr().out
+    for name in ("intro", "measures", "proper_scores", "ledger"):
+        assert f"{name}  (" in out
+    assert "-p size 'smoke'" in out
+
+
+def test_every_toc_chapter_has_a_parameters_cell():
+    names = {c.name for c in chapters.list_chapters()}
+    assert {"intro", "measures", "proper_scores", "ledger", "errata"} <= names
+
+
+def test_parse_value():
+    assert chapters.parse_value("3") == 3
+    assert chapters.parse_value("2.5") == 2.5
+    assert chapters.parse_value("[1, 2]") == [1, 2]
+    assert chapters.parse_value("path/to.npz") == "path/to.npz"
+
+
+def test_run_injects_parameters_and_refuses_to_overwrite(tmp_path, capsys):
+    out = tmp_path / "runs"
+    assert cli.main(["run", "errata", "-p", "size", "smoke", "--out", str(out)]) == 0
+    nb = json.loads((out / "errata.ipynb").read_text())
+    injected = [c for c in nb["cells"] if "injected-parameters" in c["metadata"].get("tags", [])]
+    assert len(injected) == 1 and "size = \"smoke\"" in "".join(injected[0]["source"])
+    before = (out / "errata.ipynb").stat().st_mtime_ns
+    assert cli.main(["run", "errata", "--out", str(out)]) == 2
+    assert "--force" in capsys.readouterr().err
+    assert (out / "errata.ipynb").stat().st_mtime_ns == before
+    assert cli.main(["run", "errata", "--out", str(out), "--force"]) == 0
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["run", "nochapter", "--out", "x"], "no chapter 'nochapter'"),
+    (["run", "errata", "-p", "bogus", "1", "--out", "x"], "no parameter(s) ['bogus']"),
+    (["run", "errata", "-p", "size", "a", "-p", "size", "b", "--out", "x"], "given twice"),
+])
+def test_run_errors_are_clear(argv, message, capsys, tmp_path, monkeypatch):
+    root = chapters.find_book_root()
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["--book", str(root)] + argv) == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()
