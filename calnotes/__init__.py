@@ -13,7 +13,8 @@ from .measures import (binned_ece, classwise, confidence, confidence_scores, cwc
 from .scores import (BRIER, LOG, NEG_ENTROPY, PROPER_LOSSES, SPHERICAL, SQUARED_NORM, ZERO_ONE,
                      BregmanGenerator, ProperLoss, brier_loss, bregman_divergence, divergence,
                      entropy, expected_loss, get_loss, log_loss, score_decomposition,
-                     spherical_loss, zero_one_loss)
+                     spherical_loss, zero_one_loss, pool_by_prediction)
+from .plotting import reliability_diagram
 from . import claims
 
 __version__ = "0.1.0"
@@ -27,6 +28,7 @@ __all__ = [
     "BRIER", "LOG", "NEG_ENTROPY", "PROPER_LOSSES", "SPHERICAL", "SQUARED_NORM", "ZERO_ONE",
     "BregmanGenerator", "ProperLoss", "brier_loss", "bregman_divergence", "divergence",
     "entropy", "expected_loss", "get_loss", "log_loss", "score_decomposition",
-    "spherical_loss", "zero_one_loss",
+    "spherical_loss", "zero_one_loss", "pool_by_prediction",
+    "reliability_diagram",
     "claims",
 ]

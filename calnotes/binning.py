@@ -7,9 +7,11 @@ Equal width, ``m`` bins
     written in decimal on the grid (``0.3`` with ``m = 10``) *is* the edge ``3/10``.  Bins are
     half-open on the right, ``[e_j, e_{j+1})``; a value exactly on an interior edge belongs to
     the bin **above** it; ``0`` is in the first bin and ``1`` in the last (which is closed,
-    ``[e_{m-1}, 1]``).  This matches ``sklearn.calibration.calibration_curve`` on values not
-    hit by its floating-point edge arithmetic; libraries that build edges with ``linspace``
-    put ``0.3`` below the edge ``0.30000000000000004`` (see the chapter *The measures*).
+    ``[e_{m-1}, 1]``).  Off the edges this agrees with ``sklearn.calibration.calibration_curve``;
+    on an edge it does not: scikit-learn (1.9) uses ``searchsorted(edges, p)`` with left-closed
+    intervals, so a value exactly on an interior edge goes to the bin *below*, and its edges
+    come from ``linspace`` (``0.30000000000000004`` rather than ``0.3``).  The chapter
+    *The measures* shows both effects and what other libraries do.
 
 Equal mass, ``m`` bins (eq. (1) of the truthfulness paper)
     Sort the predictions ascending; the sample in (1-indexed) sorted position ``i`` goes to

@@ -20,12 +20,14 @@ where popular libraries disagree.
 
 from __future__ import annotations
 
+import inspect
+import numbers
 from typing import Callable
 
 import numpy as np
 
 from . import _binstats
-from ._validate import check_n_bins, check_pair, check_probabilities, check_labels
+from ._validate import check_labels, check_n_bins, check_probabilities
 
 __all__ = [
     "binned_ece",
@@ -44,20 +46,20 @@ __all__ = [
 
 
 def _check_p(p) -> float:
-    if isinstance(p, bool) or not np.isscalar(p) or not np.isfinite(p) or p < 1:
+    if isinstance(p, bool) or not isinstance(p, numbers.Real) or not np.isfinite(p) or p < 1:
         raise ValueError(f"p: expected a number >= 1 (the exponent of the lp error), got {p!r}")
     return float(p)
 
 
 def _binary_problem(y_true, y_prob):
     """Validate a binary problem; return (P as (n, 1), [positive rows])."""
-    arr = np.asarray(y_prob) if not isinstance(y_prob, np.ndarray) else y_prob
-    if getattr(arr, "ndim", 1) == 2:
+    p = check_probabilities(y_prob)
+    if p.ndim == 2:
         raise ValueError(
-            f"y_prob: a binary measure needs shape (n,) with P(y=1), got shape {arr.shape};"
+            f"y_prob: a binary measure needs shape (n,) with P(y=1), got shape {p.shape};"
             " for k classes use calnotes.classwise(measure, ...) or calnotes.confidence(measure, ...)"
         )
-    y, p = check_pair(y_true, y_prob, allow_2d=False)
+    y = check_labels(y_true, n_classes=2, n_samples=p.shape[0])
     return p[:, None], [np.flatnonzero(y == 1)]
 
 
@@ -261,17 +263,30 @@ def unbinned_ece(y_true, y_prob) -> float:
 
 # --------------------------------------------------------------------------- aggregation
 
-def _multiclass_problem(y_true, y_prob):
-    arr = np.asarray(y_prob) if not isinstance(y_prob, np.ndarray) else y_prob
-    if getattr(arr, "ndim", 2) != 2:
+def _check_matrix(y_prob, return_argmax=False):
+    try:
+        return check_probabilities(y_prob, allow_1d=False, return_argmax=return_argmax)
+    except ValueError as exc:
+        if "expected a 2-d array" not in str(exc):
+            raise
         raise ValueError(
-            f"y_prob: expected a (n, k) matrix of class probabilities, got shape {arr.shape};"
-            " for a binary problem call the measure directly"
-        )
-    return check_pair(y_true, y_prob, allow_1d=False)
+            f"y_prob: expected a (n, k) matrix of class probabilities, got shape"
+            f" {np.shape(y_prob)}; for a binary problem call the measure directly") from None
+
+
+def _multiclass_problem(y_true, y_prob):
+    P = _check_matrix(y_prob)
+    return check_labels(y_true, n_classes=P.shape[1], n_samples=P.shape[0]), P
 
 
 def _kernel_kwargs(measure, P, kwargs):
+    """The measure's keyword arguments with its defaults filled in, validated for ``P``."""
+    try:
+        bound = inspect.signature(measure).bind(None, None, **kwargs)
+    except TypeError as exc:
+        raise TypeError(f"{measure.__name__}: {exc}") from None
+    bound.apply_defaults()
+    kwargs = {k: v for k, v in bound.arguments.items() if k not in ("y_true", "y_prob")}
     if "n_bins" in kwargs:
         kwargs = dict(kwargs, n_bins=check_n_bins(kwargs["n_bins"], P.shape[0]))
     if "p" in kwargs:
@@ -285,8 +300,6 @@ def _per_class(measure, y, P, kwargs):
     k = P.shape[1]
     kernel = getattr(measure, "_columns", None)
     if kernel is not None:
-        if measure in (binned_ece, max_calibration_error) and "n_bins" not in kwargs:
-            kwargs = dict(kwargs, n_bins=15)
         return kernel(P, _binstats.positives_by_class(y, k), **_kernel_kwargs(measure, P, kwargs))
     return np.array([measure((y == r).astype(np.int64), P[:, r], **kwargs) for r in range(k)],
                     dtype=np.float64)
@@ -347,8 +360,8 @@ def confidence_scores(y_true, y_prob):
     >>> conf.tolist(), pred.tolist(), correct.tolist()
     ([0.5, 0.9], [0, 0], [0, 1])
     """
-    y, P = _multiclass_problem(y_true, y_prob)
-    predicted = P.argmax(axis=1)
+    P, predicted = _check_matrix(y_prob, return_argmax=True)
+    y = check_labels(y_true, n_classes=P.shape[1], n_samples=P.shape[0])
     conf = P[np.arange(P.shape[0]), predicted]
     return conf, predicted, (predicted == y).astype(np.int64)
 
@@ -368,8 +381,6 @@ def confidence(measure: Callable, y_true, y_prob, **kwargs) -> float:
     conf, _, correct = confidence_scores(y_true, y_prob)
     kernel = getattr(measure, "_columns", None)
     if kernel is not None:
-        if measure in (binned_ece, max_calibration_error) and "n_bins" not in kwargs:
-            kwargs = dict(kwargs, n_bins=15)
         Pc = conf[:, None]
         return float(kernel(Pc, [np.flatnonzero(correct)], **_kernel_kwargs(measure, Pc, kwargs))[0])
     return float(measure(correct, conf, **kwargs))

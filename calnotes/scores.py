@@ -51,6 +51,7 @@ __all__ = [
     "NEG_ENTROPY",
     "SQUARED_NORM",
     "bregman_divergence",
+    "pool_by_prediction",
     "score_decomposition",
 ]
 
@@ -277,6 +278,59 @@ def bregman_divergence(q, p, generator: BregmanGenerator = SQUARED_NORM) -> np.n
     return generator.phi(Q) - generator.phi(P) - inner
 
 
+def _check_weights(weights) -> np.ndarray:
+    w = np.asarray(weights, dtype=np.float64)
+    if w.ndim != 1 or w.size == 0:
+        raise ValueError(f"weights: expected a non-empty 1-d array, got shape {w.shape}")
+    if not np.all(np.isfinite(w)) or np.any(w < 0) or abs(w.sum() - 1.0) > 1e-12:
+        raise ValueError("weights: expected finite non-negative weights summing to one")
+    return w
+
+
+def pool_by_prediction(weights, y_prob, true_prob):
+    """Pool the atoms of a finite population that share a prediction.
+
+    Parameters
+    ----------
+    weights : array_like, shape (s,)
+        Probability of each atom (non-negative, summing to one).
+    y_prob : array_like, shape (s, k) or (s,)
+        The predictor's output on each atom.
+    true_prob : array_like, same shape
+        ``P(Y | atom)``.
+
+    Returns
+    -------
+    values : ndarray, shape (v, k)
+        The distinct predictions (sorted).
+    mass : ndarray, shape (v,)
+        ``P(f(X) = values[j])``.
+    conditional : ndarray, shape (v, k)
+        ``C_j = P(Y | f(X) = values[j])``: the calibrated version of the predictor (a row of
+        zeros where ``mass[j] == 0``: atoms of weight zero define no conditional).
+    index : ndarray of int, shape (s,)
+        The value of each atom: ``values[index]`` is the prediction and
+        ``conditional[index]`` the calibrated prediction, atom by atom.
+
+    Examples
+    --------
+    >>> values, mass, C, index = pool_by_prediction([0.5, 0.5], [0.8, 0.8], [0.9, 0.5])
+    >>> mass.tolist(), np.round(C[:, 1], 12).tolist()
+    ([1.0], [0.7])
+    """
+    w = _check_weights(weights)
+    F, T = _two(y_prob, true_prob)
+    if F.shape[0] != w.size:
+        raise ValueError(f"y_prob: has {F.shape[0]} rows but weights has {w.size} entries")
+    values, group = np.unique(F, axis=0, return_inverse=True)
+    group = group.ravel()
+    mass = np.bincount(group, weights=w, minlength=len(values))
+    conditional = np.zeros_like(values)
+    np.add.at(conditional, group, w[:, None] * T)
+    conditional /= np.where(mass > 0, mass, 1.0)[:, None]
+    return values, mass, conditional, group
+
+
 def score_decomposition(weights, y_prob, true_prob, loss="log") -> dict:
     r"""Exact entropy - sharpness + calibration decomposition of a finite-valued predictor.
 
@@ -312,20 +366,10 @@ def score_decomposition(weights, y_prob, true_prob, loss="log") -> dict:
     >>> round(d["entropy"] - d["sharpness"] + d["calibration"] - d["score"], 12)
     0.0
     """
-    w = np.asarray(weights, dtype=np.float64)
-    if w.ndim != 1 or w.size == 0:
-        raise ValueError(f"weights: expected a non-empty 1-d array, got shape {w.shape}")
-    if not np.all(np.isfinite(w)) or np.any(w < 0) or abs(w.sum() - 1.0) > 1e-12:
-        raise ValueError("weights: expected finite non-negative weights summing to one")
+    w = _check_weights(weights)
     F, T = _two(y_prob, true_prob)
-    if F.shape[0] != w.size:
-        raise ValueError(f"y_prob: has {F.shape[0]} rows but weights has {w.size} entries")
-    values, group = np.unique(F, axis=0, return_inverse=True)
-    group = group.ravel()
-    mass = np.bincount(group, weights=w)
-    C = np.zeros_like(values)
-    np.add.at(C, group, w[:, None] * T)
-    C = C / np.where(mass > 0, mass, 1.0)[:, None]
+    values, mass, C, _ = pool_by_prediction(w, F, T)
+    values, mass, C = values[mass > 0], mass[mass > 0], C[mass > 0]  # no C without mass
     pi = (w[:, None] * T).sum(axis=0, keepdims=True)
     score = float(w @ expected_loss(T, F, loss))
     return {

@@ -135,7 +135,7 @@ class Result:
 
     def _repr_markdown_(self) -> str:
         c = self.claim
-        mark = "✅" if self.as_expected else "❌"
+        mark = "✓" if self.as_expected else "✗"
         return (f"{mark} **claim `{c.id}`** ({c.source}): {self.status}. "
                 f"measured {self.measured:.6g}, reference {c.reference:.6g}, "
                 f"gap {self.gap:.3g}; tolerance {c.tolerance:.3g} ({c.comparison}: "

@@ -6,7 +6,7 @@ import itertools
 
 import numpy as np
 
-from .. import scores, symbolic
+from .. import scores
 from ..measures import l2_qece
 from ._registry import Claim, register
 
@@ -50,6 +50,8 @@ register(Claim(
 
 def _symbolic_decomposition(size: str) -> float:
     """Number of losses (log, Brier) for which the symbolic residual does not simplify to 0."""
+    from .. import symbolic  # sympy is imported only when a symbolic claim runs
+
     losses = ("brier", "log") if size == "smoke" else ("brier", "log", "spherical")
     return float(sum(symbolic.pooled_decomposition_residual(name)[0] != 0 for name in losses))
 
@@ -73,12 +75,7 @@ def _bregman_decomposition_residual(size: str) -> float:
     for _ in range(reps):
         k = int(rng.integers(2, 6))
         w, x, z = _random_discrete_population(rng, n_atoms=10, k=k, n_values=3)
-        values, group = np.unique(x, axis=0, return_inverse=True)
-        group = group.ravel()
-        mass = np.bincount(group, weights=w)
-        cond = np.zeros_like(values)
-        np.add.at(cond, group, w[:, None] * z)
-        cond /= mass[:, None]
+        values, mass, cond, _ = scores.pool_by_prediction(w, x, z)
         for gen in (scores.SQUARED_NORM, scores.NEG_ENTROPY):
             lhs = w @ scores.bregman_divergence(z, x, gen)
             gap = w @ gen.phi(z) - mass @ gen.phi(cond)
@@ -122,6 +119,8 @@ register(Claim(
 
 def _only_l2(size: str) -> float:
     """The unique integer q >= 1 for which the L^q ECE can be a Bregman divergence."""
+    from .. import symbolic
+
     _, bregman = symbolic.lq_bregman_exponents()
     if len(bregman) != 1:
         return float("nan")

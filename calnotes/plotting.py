@@ -1,0 +1,132 @@
+"""Plots of calibration: reliability diagrams.
+
+Every function takes ``ax=None`` (a new figure is made when it is ``None``) and returns the
+matplotlib Axes it drew on, so figures compose: draw two predictors on one Axes, or one per
+panel of ``plt.subplots``.  matplotlib is imported inside the functions, so importing
+:mod:`calnotes` never loads it.
+
+The numbers behind each plot come from the library (here :func:`calnotes.reliability_stats`),
+with the bin convention of :mod:`calnotes.binning`: a reliability diagram and the binned ECE
+computed with the same ``n_bins`` and ``binning`` use the same bins.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .measures import reliability_stats
+
+__all__ = ["reliability_diagram"]
+
+_DIAGONAL_GID = "calnotes-diagonal"
+_HIST_GID = "calnotes-histogram-axes"
+
+
+def _histogram_axes(ax):
+    """The twin Axes holding the prediction histograms of ``ax`` (created on first use)."""
+    for other in ax.figure.axes:
+        if other.get_gid() == _HIST_GID and getattr(other, "_calnotes_parent", None) is ax:
+            return other
+    twin = ax.twinx()
+    twin.set_gid(_HIST_GID)
+    twin.set_box_aspect(1)
+    twin._calnotes_parent = ax
+    twin.set_ylabel("share of predictions", color="0.45")
+    twin.tick_params(axis="y", colors="0.45")
+    twin.spines["right"].set_color("0.6")
+    # The curve stays on top of the bars: draw ax above its twin, with a transparent face.
+    ax.set_zorder(twin.get_zorder() + 1)
+    ax.patch.set_visible(False)
+    return twin
+
+
+def reliability_diagram(y_true, y_prob, n_bins: int = 15, *, binning: str = "width",
+                        ax=None, label=None, show_hist: bool = True):
+    """Reliability diagram of a binary predictor: mean outcome against mean prediction per bin.
+
+    Each non-empty bin is a point at (mean prediction, mean outcome) -- the two averages
+    whose weighted gaps make up the binned ECE -- joined by a line; the dashed diagonal is
+    perfect calibration.  A histogram of the predictions (the share of samples in each of
+    ``n_bins`` equal-width bins) is drawn in grey on a twin axis along the bottom, so that
+    sparsely populated bins are easy to spot.
+
+    Parameters
+    ----------
+    y_true : array_like of int, shape (n,)
+        Outcomes in ``{0, 1}``.
+    y_prob : array_like, shape (n,)
+        Predicted ``P(y = 1)``.  For a ``k``-class model plot the confidence problem,
+        ``conf, _, correct = calnotes.confidence_scores(y, P)``, or one class ``P[:, r]``
+        against ``y == r``.
+    n_bins : int, default 15
+        Number of bins ``m`` (``1 <= m <= n``).
+    binning : {"width", "mass"}, default "width"
+        Equal-width or equal-mass (eq. (1)) bins for the points; see :mod:`calnotes.binning`.
+        The histogram always uses equal-width bins.
+    ax : matplotlib.axes.Axes, optional
+        Where to draw; a new figure and Axes when omitted.  Calling the function again with
+        the same ``ax`` overlays a second predictor (its histogram shares the twin axis).
+    label : str, optional
+        Legend label of the curve; when given, a legend is drawn.
+    show_hist : bool, default True
+        Draw the histogram of predictions.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The Axes with the curve (the histogram lives on a twin of it).
+
+    Notes
+    -----
+    The points are ``reliability_stats(y_true, y_prob, n_bins, binning=binning)``; the
+    distance of a point from the diagonal, weighted by its bin's share of the samples, is
+    that bin's term of :func:`calnotes.binned_ece`.  Used in the chapters *Introduction*
+    (``book/intro.md``) and *The measures* (``book/foundations/measures.md``).
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=500)
+    >>> y = (rng.uniform(size=500) < p).astype(int)
+    >>> fig, ax = plt.subplots()
+    >>> out = reliability_diagram(y, p, n_bins=10, ax=ax, label="calibrated")
+    >>> out is ax, type(out).__name__
+    (True, 'Axes')
+    >>> plt.close(fig)
+    """
+    stats = reliability_stats(y_true, y_prob, n_bins, binning=binning)
+    p = np.asarray(y_prob, dtype=np.float64)
+
+    import matplotlib.pyplot as plt  # lazily: importing calnotes must not load matplotlib
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(5, 4.5), layout="constrained")
+
+    if not any(line.get_gid() == _DIAGONAL_GID for line in ax.get_lines()):
+        ax.plot([0, 1], [0, 1], linestyle="--", color="0.55", linewidth=1, gid=_DIAGONAL_GID,
+                label="_perfect calibration")
+
+    keep = stats["count"] > 0
+    (line,) = ax.plot(stats["mean_prob"][keep], stats["mean_outcome"][keep], marker="o",
+                      markersize=4, linewidth=1.5, label=label if label is not None else "_nolegend_")
+
+    if show_hist:
+        twin = _histogram_axes(ax)
+        width = stats if binning == "width" else reliability_stats(y_true, y_prob, n_bins,
+                                                                  binning="width")
+        share = width["count"] / p.shape[0]
+        edges = np.arange(n_bins + 1) / n_bins
+        twin.bar(edges[:-1], share, width=np.diff(edges), align="edge",
+                 color=line.get_color(), alpha=0.22, linewidth=0)
+        top = max(float(share.max()), max((b.get_height() for b in twin.patches), default=0.0))
+        twin.set_ylim(0, 4 * top if top > 0 else 1)  # bars fill the bottom quarter
+
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.set_box_aspect(1)  # square panel; set_aspect("equal") is refused on twinned Axes
+    ax.set_xlabel("mean prediction in bin")
+    ax.set_ylabel("mean outcome in bin")
+    if label is not None:
+        ax.legend(loc="upper left", frameon=False)
+    return ax

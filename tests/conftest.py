@@ -1,0 +1,31 @@
+"""Shared pytest configuration.
+
+Hypothesis: one profile for the whole suite.  ``deadline=None`` because the brute-force
+references are deliberately slow (exact rational arithmetic); ``max_examples=60`` keeps
+the property tests to a few seconds; ``derandomize=True`` makes every run draw the same
+examples (a red CI run can be reproduced locally) and ``database=None`` keeps no example
+database (hypothesis still caches source constants in ``.hypothesis/``, which is
+git-ignored).  Set
+``HYPOTHESIS_PROFILE=thorough`` for a longer, randomised search.
+"""
+
+import os
+
+from hypothesis import HealthCheck, settings
+
+settings.register_profile(
+    "calnotes",
+    deadline=None,
+    max_examples=60,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile(
+    "thorough",
+    deadline=None,
+    max_examples=2000,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "calnotes"))
