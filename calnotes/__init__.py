@@ -2,7 +2,8 @@
 
 The public API is flat: ``from calnotes import l2_qece, classwise, brier_loss``.
 Modules: :mod:`~calnotes.binning`, :mod:`~calnotes.measures`, :mod:`~calnotes.scores`,
-:mod:`~calnotes.symbolic`, :mod:`~calnotes.claims`.
+:mod:`~calnotes.expectation`, :mod:`~calnotes.decisions`, :mod:`~calnotes.symbolic`,
+:mod:`~calnotes.plotting`, :mod:`~calnotes.claims`.
 """
 
 from .binning import (assign_bins, equal_mass_bin_sizes, equal_mass_bins, equal_width_bins,
@@ -15,6 +16,12 @@ from .scores import (BRIER, LOG, NEG_ENTROPY, PROPER_LOSSES, SPHERICAL, SQUARED_
                      entropy, expected_loss, get_loss, log_loss, score_decomposition,
                      spherical_loss, zero_one_loss, pool_by_prediction)
 from .plotting import reliability_diagram
+from .expectation import (SimulationResult, expected_binned_ece, expected_qece,
+                          expected_unbinned_ece, folded_normal_l1_approximation,
+                          poisson_binomial_pmf, simulate_qece)
+from .decisions import (DEFAULT_LOSSES, DecisionProblem, Dominance, calibrated_expected_qece,
+                        dominates, garble, garbling_population, iid_expectation,
+                        random_decision_problem, simplex_grid)
 from . import claims
 
 __version__ = "0.1.0"
@@ -30,5 +37,10 @@ __all__ = [
     "entropy", "expected_loss", "get_loss", "log_loss", "score_decomposition",
     "spherical_loss", "zero_one_loss", "pool_by_prediction",
     "reliability_diagram",
+    "SimulationResult", "expected_binned_ece", "expected_qece", "expected_unbinned_ece",
+    "folded_normal_l1_approximation", "poisson_binomial_pmf", "simulate_qece",
+    "DEFAULT_LOSSES", "DecisionProblem", "Dominance", "calibrated_expected_qece", "dominates",
+    "garble", "garbling_population", "iid_expectation", "random_decision_problem",
+    "simplex_grid",
     "claims",
 ]
