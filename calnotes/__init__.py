@@ -3,7 +3,7 @@
 The public API is flat: ``from calnotes import l2_qece, classwise, brier_loss``.
 Modules: :mod:`~calnotes.binning`, :mod:`~calnotes.measures`, :mod:`~calnotes.scores`,
 :mod:`~calnotes.expectation`, :mod:`~calnotes.decisions`, :mod:`~calnotes.symbolic`,
-:mod:`~calnotes.plotting`, :mod:`~calnotes.claims`.
+:mod:`~calnotes.table1`, :mod:`~calnotes.plotting`, :mod:`~calnotes.claims`.
 """
 
 from .binning import (assign_bins, equal_mass_bin_sizes, equal_mass_bins, equal_width_bins,
