@@ -1,6 +1,6 @@
 """environment.yml (conda) must list the same dependencies as pyproject.toml.
 
-Checked: ``project.dependencies`` and the ``book`` and ``test`` extras, each with the same
+Checked: ``project.dependencies`` and the ``book``, ``test`` and ``data`` extras, each with the same
 version specifier, and nothing else (apart from python, pip and the editable install of the
 package itself).
 """
@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
-EXTRAS = ("book", "test")
+EXTRAS = ("book", "test", "data")
 # environment.yml entries that are not dependencies of the package
 NOT_DEPENDENCIES = {"python", "pip"}
 
