@@ -3,7 +3,9 @@
 The public API is flat: ``from calnotes import l2_qece, classwise, brier_loss``.
 Modules: :mod:`~calnotes.binning`, :mod:`~calnotes.measures`, :mod:`~calnotes.scores`,
 :mod:`~calnotes.expectation`, :mod:`~calnotes.decisions`, :mod:`~calnotes.symbolic`,
-:mod:`~calnotes.table1`, :mod:`~calnotes.plotting`, :mod:`~calnotes.claims`.
+:mod:`~calnotes.table1`, :mod:`~calnotes.plotting`, :mod:`~calnotes.claims`,
+:mod:`~calnotes.recalibrate`, :mod:`~calnotes.data`, :mod:`~calnotes.evaluation`,
+:mod:`~calnotes.rankings`.
 """
 
 from .binning import (assign_bins, equal_mass_bin_sizes, equal_mass_bins, equal_width_bins,
@@ -22,7 +24,23 @@ from .expectation import (SimulationResult, expected_binned_ece, expected_qece,
 from .decisions import (DEFAULT_LOSSES, DecisionProblem, Dominance, calibrated_expected_qece,
                         dominates, garble, garbling_population, iid_expectation,
                         random_decision_problem, simplex_grid)
-from . import claims
+from .recalibrate import (AccuracyPreservingTransform, DirichletCalibration, HistogramBinning,
+                          IsotonicCalibration, MatrixScaling, MeanReplacement, Recalibrator,
+                          TemperatureScaling, VectorScaling, compare_recalibrators)
+from .data.loaders import Predictions, load_predictions, save_predictions
+from .evaluation import EvaluationReport, evaluate
+from . import data, rankings, recalibrate
+
+
+def __getattr__(name):
+    # The claims registry imports every checked module (scipy.stats among them, ~1 s); load
+    # it on first use so that `import calnotes` and the command line start quickly.
+    if name == "claims":
+        import importlib
+
+        return importlib.import_module(".claims", __name__)
+    raise AttributeError(f"module 'calnotes' has no attribute {name!r}")
+
 
 __version__ = "0.1.0"
 
@@ -42,5 +60,11 @@ __all__ = [
     "DEFAULT_LOSSES", "DecisionProblem", "Dominance", "calibrated_expected_qece", "dominates",
     "garble", "garbling_population", "iid_expectation", "random_decision_problem",
     "simplex_grid",
+    "AccuracyPreservingTransform", "DirichletCalibration", "HistogramBinning",
+    "IsotonicCalibration", "MatrixScaling", "MeanReplacement", "Recalibrator",
+    "TemperatureScaling", "VectorScaling", "compare_recalibrators",
+    "Predictions", "load_predictions", "save_predictions",
+    "EvaluationReport", "evaluate",
+    "data", "rankings", "recalibrate",
     "claims",
 ]

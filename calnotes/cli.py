@@ -5,6 +5,10 @@
 ``calnotes run CHAPTER -p NAME VALUE [-p NAME VALUE ...] --out DIR [--force]``
     Execute one chapter with new parameter values (papermill); the executed notebook is
     written to ``DIR/CHAPTER.ipynb`` and never overwrites an existing file without ``--force``.
+``calnotes evaluate PREDICTIONS [--labels FILE] [--logits] [--bins M ...] [--out DIR] [--force]``
+    Accuracy, proper scores, binned calibration measures with their calibrated references for a
+    predictions file (``.npz``, ``.npy`` pair, CSV; pickle only with ``--allow-pickle``); prints
+    a table and, with ``--out``, writes ``report.json``, ``report.csv`` and ``reliability.png``.
 """
 
 from __future__ import annotations
@@ -37,6 +41,19 @@ def _cmd_run(args) -> int:
     return 0
 
 
+def _cmd_evaluate(args) -> int:
+    from .evaluation import evaluate
+
+    report = evaluate(args.predictions, labels=args.labels,
+                      kind="logits" if args.logits else None, n_bins=args.bins,
+                      out=args.out, force=args.force, allow_pickle=args.allow_pickle,
+                      split=args.split)
+    print(report.format_table())
+    if args.out is not None:
+        print(f"wrote {args.out}/report.json, report.csv, reliability.png")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="calnotes", description=__doc__.split("\n\n")[0])
     parser.add_argument("--book", default=None,
@@ -51,6 +68,23 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument("--out", required=True, metavar="DIR", help="output folder")
     p_run.add_argument("--force", action="store_true", help="overwrite an existing output")
     p_run.set_defaults(func=_cmd_run)
+    p_eval = sub.add_parser("evaluate", help="evaluate the calibration of a predictions file")
+    p_eval.add_argument("predictions", metavar="PREDICTIONS",
+                        help=".npz (labels + probs or logits), .npy (with --labels), .csv")
+    p_eval.add_argument("--labels", metavar="FILE", help="labels .npy for a .npy predictions file")
+    p_eval.add_argument("--logits", action="store_true",
+                        help="the .npy/.csv predictions are logits, not probabilities")
+    p_eval.add_argument("--bins", nargs="+", type=int, metavar="M",
+                        help="bin counts (default: 15 20 100, those not above n)")
+    p_eval.add_argument("--out", metavar="DIR", help="write report.json, report.csv and"
+                        " reliability.png into DIR")
+    p_eval.add_argument("--force", action="store_true", help="overwrite existing report files")
+    p_eval.add_argument("--allow-pickle", action="store_true",
+                        help="read a NN_calibration pickle file (only for files you trust:"
+                        " unpickling can run code)")
+    p_eval.add_argument("--split", choices=("test", "val"), default="test",
+                        help="split of a NN_calibration pickle (default test)")
+    p_eval.set_defaults(func=_cmd_evaluate)
     return parser
 
 
@@ -59,7 +93,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.func(args)
-    except (ValueError, FileExistsError, FileNotFoundError, ImportError) as exc:
+    except (ValueError, TypeError, OSError, ImportError) as exc:
         print(f"calnotes: error: {exc}", file=sys.stderr)
         return 2
 

@@ -5,7 +5,7 @@ Importing this package registers every claim of every chapter.
 
 from ._registry import (Claim, ClaimFailed, Result, all_claims, assert_claim, get_claim,
                         ledger, register, run_claim)
-from . import foundations, truthfulness, dominance, table1  # noqa: F401  (register the claims)
+from . import foundations, truthfulness, dominance, table1, practice  # noqa: F401  (register)
 
 __all__ = ["Claim", "ClaimFailed", "Result", "all_claims", "assert_claim", "get_claim",
            "ledger", "register", "run_claim"]
