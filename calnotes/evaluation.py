@@ -311,7 +311,7 @@ def evaluate(predictions, *, labels=None, kind: str | None = None, n_bins=None,
     >>> P = rng.dirichlet(np.ones(3), size=300)
     >>> y = (P.cumsum(axis=1) > rng.random((300, 1))).argmax(axis=1)  # calibrated by design
     >>> report = evaluate(P, labels=y, n_bins=[10])
-    >>> row = report.rows[2]
+    >>> row = report.rows[4]
     >>> row["measure"], row["aggregation"], row["reference_method"]
     ('l2-QECE', 'confidence', 'exact')
     >>> 0.2 < row["value"] / row["calibrated_reference"] < 5
