@@ -168,6 +168,8 @@ def run_chapter(name: str, parameters: dict, out_dir: str | Path, *, force: bool
         Unknown chapter or parameter name.
     FileExistsError
         The output exists and ``force`` is false.
+    RuntimeError
+        A cell of the chapter failed (the message names the cell and the error).
     """
     chapter = get_chapter(name, root)
     unknown = sorted(set(parameters) - set(chapter.parameters))
@@ -201,6 +203,10 @@ def run_chapter(name: str, parameters: dict, out_dir: str | Path, *, force: bool
         papermill.execute_notebook(str(source), str(target), parameters=parameters,
                                    kernel_name=kernel, cwd=str(chapter.path.parent),
                                    progress_bar=False)
+    except papermill.PapermillExecutionError as exc:
+        raise RuntimeError(
+            f"chapter {chapter.name!r} failed in cell {exc.exec_count}: {exc.ename}: {exc.evalue}"
+            f" (the notebook up to the failure is {target})") from None
     finally:
         source.unlink(missing_ok=True)
     return target

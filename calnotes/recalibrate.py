@@ -724,7 +724,7 @@ class HistogramBinning(_OneVsRest):
     The output can put probability exactly 0 on a class (the true one included), so the log
     loss can be infinite; the ECE-pitfalls paper reports NLL = inf for HB in its Table 1.  The
     argmax can change.  One of the four maps of the chapter "Trivial recalibration wins ECE".
-    :meth:`transform_ovr` returns the per-class values before the row normalization.
+    ``transform_ovr`` returns the per-class values before the row normalization.
 
     Parameters
     ----------
@@ -784,7 +784,7 @@ class IsotonicCalibration(_OneVsRest):
 
     The output can put probability exactly 0 on a class, so the log loss can be infinite
     (NLL = inf for IR in Table 1 of the ECE-pitfalls paper).  The argmax can change.  One of
-    the four maps of the chapter "Trivial recalibration wins ECE".  :meth:`transform_ovr`
+    the four maps of the chapter "Trivial recalibration wins ECE".  ``transform_ovr``
     returns the per-class values before the row normalization.  Needs scikit-learn
     (``pip install calnotes[data]``), imported when ``fit`` is called.
 

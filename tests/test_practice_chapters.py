@@ -68,5 +68,5 @@ def test_rankings_chapter_refuses_files_with_different_labels(digits, tmp_path):
     y = digits.labels("test")
     a = save_predictions(tmp_path / "a.npz", y, probs=digits.probs("test")[0])
     b = save_predictions(tmp_path / "b.npz", np.roll(y, 1), probs=digits.probs("test")[1])
-    with pytest.raises(Exception, match="different labels"):
+    with pytest.raises(RuntimeError, match="failed in cell .*different labels"):
         chapters.run_chapter("rankings", {"predictions": [str(a), str(b)]}, tmp_path / "run")

@@ -3,7 +3,8 @@
 The API reference (book/appendix/api.md) documents every function and class under the module
 that defines it, e.g. ``calnotes.measures.l2_qece``. The package re-exports them flat, and the
 book and docstrings may write ``{func}`calnotes.l2_qece``` (or ``calnotes.SomeClass.method``):
-this handler resolves such a reference to the documented definition. A name that is neither documented nor re-exported
+this handler resolves such a reference to the documented definition, also through a
+subpackage's re-exports (``calnotes.data.build_suite`` is ``calnotes.data.suites.build_suite``). A name that is neither documented nor re-exported
 still fails the ``-n -W`` build.
 """
 
@@ -13,17 +14,35 @@ import importlib
 import inspect
 
 
+def _lookup(target: str):
+    """The object a dotted calnotes name refers to, through re-exports, or None."""
+    parts = target.split(".")
+    for cut in range(len(parts), 0, -1):  # the longest importable module prefix
+        try:
+            obj = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for name in parts[cut:]:
+            obj = getattr(obj, name, None)
+            if obj is None:
+                return None
+        return obj
+    return None
+
+
 def _resolve_flat_name(app, env, node, contnode):
     if node.get("refdomain") != "py":
         return None
     target = node.get("reftarget", "")
-    package, _, rest = target.partition(".")
-    name, dot, attribute = rest.partition(".")  # calnotes.NAME or calnotes.Class.method
-    if package != "calnotes" or not name:
+    if not target.startswith("calnotes."):
         return None
-    obj = getattr(importlib.import_module("calnotes"), name, None)
+    head, dot, attribute = target, "", ""
+    obj = _lookup(target)
     if not (inspect.isfunction(obj) or inspect.isclass(obj)):
-        return None
+        head, dot, attribute = target.rpartition(".")  # calnotes.X.Class.method
+        obj = _lookup(head)
+        if not inspect.isclass(obj):
+            return None
     canonical = f"{obj.__module__}.{obj.__qualname__}{dot}{attribute}"
     if canonical == target:
         return None

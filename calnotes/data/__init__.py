@@ -6,7 +6,7 @@
   logistic regression over ``C``, boosting rounds), each with and without temperature scaling
   fitted on the calibration split, cached on disk as pickle-free ``.npz``;
 * :mod:`~calnotes.data.loaders` -- a user's own predictions from ``.npz``, ``.npy`` pairs and
-  CSV (never unpickled unless asked), and :func:`save_predictions`;
+  CSV (never unpickled unless asked), and :func:`~calnotes.data.loaders.save_predictions`;
 * :mod:`~calnotes.data.simulate` -- the logistic-normal simulator of the proper-calibration-errors
   paper (App. G.1): predictions that are calibrated by construction, labels drawn from them,
   and temperature-scaled (miscalibrated) versions whose true conditional is still known.
