@@ -391,3 +391,22 @@ def test_mnist5k_suite_story(tmp_path):
     for family in ("logreg", "boosting"):
         T = s.select(family).temperatures
         assert T[0] < 1 < T[-1], family
+
+
+def test_largest_mlp_is_overconfident_and_temperature_scaling_helps(digits_suite):
+    """The story of the chapters on the digits fixture: the MLP with the most hidden units.
+
+    Measured (seed 0): MLP(128-128), T = 1.77; mean confidence above test accuracy by 0.005;
+    15-bin top-label ECE 0.0225 -> 0.0153 after scaling. The sign of the mean gap after scaling
+    is noise at 447 test images with ~13 errors, so it is not asserted; ECE and log loss are.
+    """
+    s = digits_suite
+    y = s.y_test
+    sizes = [i for i, m in enumerate(s.models) if m.family == "mlp_sizes"]
+    big = max(sizes, key=lambda i: (sum(s.models[i].value), len(s.models[i].value)))
+    assert s.models[big].value == (128, 128)
+    P, Ps = s.probs("test")[big], s.probs("test", scaled=True)[big]
+    assert s.temperatures[big] > 1 and _gap(P, y) > 0
+    ece = [calnotes.confidence(calnotes.binned_ece, y, Q, n_bins=15) for Q in (P, Ps)]
+    assert ece[1] < ece[0]
+    assert calnotes.log_loss(y, Ps) < calnotes.log_loss(y, P)
