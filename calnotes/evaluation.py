@@ -220,17 +220,35 @@ def _bin_counts(n_bins, n: int) -> tuple[list[int], list[str]]:
     return chosen, notes
 
 
+def _columns(P, top, aggregation) -> np.ndarray:
+    n = P.shape[0]
+    return P if aggregation == "classwise" else P[np.arange(n), top][:, None]
+
+
+def _width_bin_sums(cols: np.ndarray, m: int, weights=None) -> np.ndarray:
+    """Per column, the count (or weight sum) of each equal-width bin: shape (c, m)."""
+    from .binning import _width_bins_unchecked
+
+    n, c = cols.shape
+    out = np.empty((c, m))
+    block = max(1, (1 << 22) // max(n, 1))  # ~4M entries per block: bounded memory
+    for lo in range(0, c, block):
+        part = cols[:, lo:lo + block]
+        keys = _width_bins_unchecked(part, m) + m * np.arange(part.shape[1])
+        w = None if weights is None else weights(part).ravel()
+        out[lo:lo + part.shape[1]] = np.bincount(
+            keys.ravel(), weights=w, minlength=m * part.shape[1]).reshape(-1, m)
+    return out
+
+
 def _l1_cost(P: np.ndarray, top: np.ndarray, m: int, binning: str, aggregation: str) -> float:
-    """Multiply-adds of the exact l1 reference: columns x bins x (largest bin)^2."""
+    """Work units of the exact l1 reference: columns x bins x (largest bin)^2."""
     n, k = P.shape
     if binning == "mass":
         largest = -(-n // m)
         return (k if aggregation == "classwise" else 1) * m * largest ** 2
-    from .binning import _width_bins_unchecked
-    cols = P if aggregation == "classwise" else P[np.arange(n), top][:, None]
-    largest = max(int(np.bincount(_width_bins_unchecked(cols[:, c], m), minlength=m).max())
-                  for c in range(cols.shape[1]))
-    return cols.shape[1] * m * largest ** 2
+    counts = _width_bin_sums(_columns(P, top, aggregation), m)
+    return counts.shape[0] * m * float(counts.max()) ** 2
 
 
 def _reference(P, top, m, name, p, binning, aggregation):
@@ -253,15 +271,9 @@ def _folded_normal_width(P, top, m, aggregation) -> float:
     ``mu = 0``); only used when the exact sum is too costly, i.e. when some bin is large, where
     the normal approximation is at its best.
     """
-    from .binning import _width_bins_unchecked
-    n = P.shape[0]
-    cols = P if aggregation == "classwise" else P[np.arange(n), top][:, None]
-    total = 0.0
-    for c in range(cols.shape[1]):
-        x = cols[:, c]
-        var = np.bincount(_width_bins_unchecked(x, m), weights=x * (1.0 - x), minlength=m)
-        total += np.sqrt(var).sum() * math.sqrt(2.0 / math.pi) / n
-    return total / cols.shape[1]
+    cols = _columns(P, top, aggregation)
+    var = _width_bin_sums(cols, m, weights=lambda x: x * (1.0 - x))
+    return float(np.sqrt(var).sum(axis=1).mean() * math.sqrt(2.0 / math.pi) / P.shape[0])
 
 
 def _value(y, P, m, p, binning, aggregation) -> float:

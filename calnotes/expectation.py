@@ -107,10 +107,17 @@ def _bounds(n: int, m: int) -> np.ndarray:
     return (np.arange(m + 1, dtype=np.int64) * n) // m
 
 
-def _sorted_by_prediction(X, Q):
-    """``Q`` reordered, column by column, into the stable ascending order of ``X``."""
+def _sorted_pair(X, Q):
+    """``X`` sorted column by column, and ``Q`` in the stable ascending order of ``X``.
+
+    When the truth is the prediction itself (the calibrated reference of
+    :func:`calnotes.evaluate`), the reordered ``Q`` is the sorted ``X``: one sort, no argsort.
+    """
+    Xs = np.sort(X, axis=0)
+    if Q is X or np.array_equal(Q, X):
+        return Xs, Xs
     order = np.argsort(X, axis=0, kind="stable")
-    return np.take_along_axis(Q, order, axis=0)
+    return Xs, np.take_along_axis(Q, order, axis=0)
 
 
 def _bin_bias_and_variance(X, Q, m):
@@ -121,8 +128,8 @@ def _bin_bias_and_variance(X, Q, m):
     """
     n = X.shape[0]
     start = _bounds(n, m)[:-1]
-    sum_prob = np.add.reduceat(np.sort(X, axis=0), start, axis=0).T
-    Qs = _sorted_by_prediction(X, Q)
+    Xs, Qs = _sorted_pair(X, Q)
+    sum_prob = np.add.reduceat(Xs, start, axis=0).T
     sum_true = np.add.reduceat(Qs, start, axis=0).T
     var = np.add.reduceat(Qs * (1.0 - Qs), start, axis=0).T
     return sum_prob - sum_true, var, Qs
@@ -226,8 +233,8 @@ def _expected_l1_columns(X, Q, m):
     """Exact ``E[l1-QECE_m]`` of each binary column, shape (c,)."""
     n, c = X.shape
     bounds = _bounds(n, m)
-    sum_prob = np.add.reduceat(np.sort(X, axis=0), bounds[:-1], axis=0).T  # (c, m)
-    Qs = _sorted_by_prediction(X, Q)
+    Xs, Qs = _sorted_pair(X, Q)
+    sum_prob = np.add.reduceat(Xs, bounds[:-1], axis=0).T  # (c, m)
     e_abs = _expected_abs_sums(sum_prob.ravel(), _padded_bins(Qs, bounds))
     return e_abs.reshape(c, m).sum(axis=1) / n
 

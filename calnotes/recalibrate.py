@@ -37,7 +37,7 @@ import numbers
 import warnings
 
 import numpy as np
-from scipy import optimize, special
+from scipy import special
 
 from ._validate import check_labels, check_n_bins, check_probabilities
 from .binning import _width_bins_unchecked
@@ -324,6 +324,8 @@ class TemperatureScaling(Recalibrator):
             np.exp(buf, out=buf)
             return beta * gap + float(np.mean(np.log(buf.sum(axis=1))))
 
+        from scipy import optimize  # lazily: scipy.optimize takes ~1 s to import
+
         res = optimize.minimize_scalar(nll, bounds=(-self._LOG_BETA_BOUND, self._LOG_BETA_BOUND),
                                        method="bounded", options={"xatol": 1e-10})
         self.temperature_ = float(np.exp(-res.x))
@@ -480,6 +482,8 @@ class _LinearScaling(Recalibrator):
     _MAX_ITER = 500
 
     def _solve(self, problem: _LogLossProblem) -> np.ndarray:
+        from scipy import optimize
+
         res = optimize.minimize(problem.value_grad, problem.initial(), jac=True,
                                 hessp=problem.hessp, method="trust-ncg",
                                 options={"gtol": self._GTOL, "maxiter": self._MAX_ITER})

@@ -194,3 +194,25 @@ def test_cli_evaluate_errors(npz_file, argv, message, capsys):
     argv = [a.replace("{npz}", str(path)) for a in argv]
     assert cli.main(argv) == 2
     assert message in capsys.readouterr().err
+
+
+def test_folded_normal_width_reference_is_the_zero_bias_folded_normal(monkeypatch):
+    """The equal-width fallback, against the formula written out per column and bin."""
+    rng = np.random.default_rng(8)
+    P, y, _ = _calibrated(2000, 4, rng, sharp=1.5)
+    monkeypatch.setattr(evaluation, "EXACT_L1_BUDGET", 0)
+    report = calnotes.evaluate(P, labels=y, n_bins=[7])
+    got = {r["aggregation"]: r for r in report.rows if r["measure"] == "ECE"}
+    conf = P.max(axis=1)
+    for aggregation, cols in (("classwise", P), ("confidence", conf[:, None])):
+        per_column = []
+        for c in range(cols.shape[1]):
+            bins = calnotes.equal_width_bins(cols[:, c], 7)
+            total = 0.0
+            for j in range(7):
+                x = cols[bins == j, c]
+                total += np.sqrt(np.sum(x * (1 - x))) * np.sqrt(2 / np.pi)
+            per_column.append(total / len(cols))
+        assert got[aggregation]["reference_method"] == "folded-normal"
+        assert math.isclose(got[aggregation]["calibrated_reference"], np.mean(per_column),
+                            rel_tol=1e-12)
