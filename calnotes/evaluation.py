@@ -14,8 +14,8 @@ predictions at *this* sample size, so a value can be read as "above what calibra
 explains" or not.  The references are exact (Part II, :func:`calnotes.expected_qece`,
 :func:`calnotes.expected_binned_ece`), except for l1 measures on very large inputs, where the
 exact Poisson-binomial sums would be slow: l1-QECE then uses the folded-normal approximation
-(:func:`calnotes.folded_normal_l1_approximation`) and the equal-width ECE its
-zero-bias analogue, both flagged ``"folded-normal"`` in the report.
+and the equal-width ECE the same approximation on its bins
+(:func:`calnotes.folded_normal_l1_approximation`), flagged ``"folded-normal"`` in the report.
 
 Chapter "Evaluate your own model" (``book/practice/evaluate``).
 """
@@ -33,7 +33,8 @@ import numpy as np
 
 from ._validate import check_n_bins
 from .data.loaders import Predictions, load_predictions
-from .expectation import expected_binned_ece, expected_qece, folded_normal_l1_approximation
+from .expectation import (_width_bin_sums, expected_binned_ece, expected_qece,
+                          folded_normal_l1_approximation)
 from .measures import binned_ece, classwise, confidence, confidence_scores, l1_qece, l2_qece
 from .scores import brier_loss, log_loss, spherical_loss, zero_one_loss
 
@@ -220,60 +221,27 @@ def _bin_counts(n_bins, n: int) -> tuple[list[int], list[str]]:
     return chosen, notes
 
 
-def _columns(P, top, aggregation) -> np.ndarray:
-    n = P.shape[0]
-    return P if aggregation == "classwise" else P[np.arange(n), top][:, None]
-
-
-def _width_bin_sums(cols: np.ndarray, m: int, weights=None) -> np.ndarray:
-    """Per column, the count (or weight sum) of each equal-width bin: shape (c, m)."""
-    from .binning import _width_bins_unchecked
-
-    n, c = cols.shape
-    out = np.empty((c, m))
-    block = max(1, (1 << 22) // max(n, 1))  # ~4M entries per block: bounded memory
-    for lo in range(0, c, block):
-        part = cols[:, lo:lo + block]
-        keys = _width_bins_unchecked(part, m) + m * np.arange(part.shape[1])
-        w = None if weights is None else weights(part).ravel()
-        out[lo:lo + part.shape[1]] = np.bincount(
-            keys.ravel(), weights=w, minlength=m * part.shape[1]).reshape(-1, m)
-    return out
-
-
 def _l1_cost(P: np.ndarray, top: np.ndarray, m: int, binning: str, aggregation: str) -> float:
     """Work units of the exact l1 reference: columns x bins x (largest bin)^2."""
     n, k = P.shape
     if binning == "mass":
         largest = -(-n // m)
         return (k if aggregation == "classwise" else 1) * m * largest ** 2
-    counts = _width_bin_sums(_columns(P, top, aggregation), m)
+    cols = P if aggregation == "classwise" else P[np.arange(n), top][:, None]
+    (counts,) = _width_bin_sums(cols, m)
     return counts.shape[0] * m * float(counts.max()) ** 2
 
 
-def _reference(P, top, m, name, p, binning, aggregation):
+def _reference(P, top, m, p, binning, aggregation):
+    """The calibrated reference of one row and how it was computed."""
     if p == 2:
         return expected_qece(P, P, m, p=2, aggregation=aggregation), "exact"
     if _l1_cost(P, top, m, binning, aggregation) <= EXACT_L1_BUDGET:
         if binning == "mass":
             return expected_qece(P, P, m, p=1, aggregation=aggregation), "exact"
         return expected_binned_ece(P, P, m, binning="width", aggregation=aggregation), "exact"
-    if binning == "mass":
-        return folded_normal_l1_approximation(P, P, m, aggregation=aggregation), "folded-normal"
-    return _folded_normal_width(P, top, m, aggregation), "folded-normal"
-
-
-def _folded_normal_width(P, top, m, aggregation) -> float:
-    """Folded-normal approximation of E[ECE_1] (equal width) for a calibrated model.
-
-    With the truth equal to the predictions each bin's signed sum has mean 0 and variance
-    ``sum p(1 - p)``, so ``E|S_j| ~ sigma_j sqrt(2 / pi)`` (the folded-normal mean at
-    ``mu = 0``); only used when the exact sum is too costly, i.e. when some bin is large, where
-    the normal approximation is at its best.
-    """
-    cols = _columns(P, top, aggregation)
-    var = _width_bin_sums(cols, m, weights=lambda x: x * (1.0 - x))
-    return float(np.sqrt(var).sum(axis=1).mean() * math.sqrt(2.0 / math.pi) / P.shape[0])
+    return (folded_normal_l1_approximation(P, P, m, aggregation=aggregation, binning=binning),
+            "folded-normal")
 
 
 def _value(y, P, m, p, binning, aggregation) -> float:
@@ -351,7 +319,7 @@ def evaluate(predictions, *, labels=None, kind: str | None = None, n_bins=None,
             for aggregation in _AGGREGATIONS:
                 value = _value(y, P, m, p, binning, aggregation)
                 if references:
-                    ref, method = _reference(P, top, m, name, p, binning, aggregation)
+                    ref, method = _reference(P, top, m, p, binning, aggregation)
                 else:
                     ref, method = None, "skipped"
                 rows.append({"measure": name, "aggregation": aggregation, "binning": binning,
