@@ -402,8 +402,7 @@ def test_largest_mlp_is_overconfident_and_temperature_scaling_helps(digits_suite
     """
     s = digits_suite
     y = s.y_test
-    sizes = [i for i, m in enumerate(s.models) if m.family == "mlp_sizes"]
-    big = max(sizes, key=lambda i: (sum(s.models[i].value), len(s.models[i].value)))
+    big = s.largest_mlp()
     assert s.models[big].value == (128, 128)
     P, Ps = s.probs("test")[big], s.probs("test", scaled=True)[big]
     assert s.temperatures[big] > 1 and _gap(P, y) > 0

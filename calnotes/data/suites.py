@@ -336,6 +336,22 @@ class PredictorSuite:
             models=[self.models[i] for i in idx], temperatures=self.temperatures[idx],
             info=dict(self.info))
 
+    def largest_mlp(self) -> int:
+        """Index of the largest network of the ``mlp_sizes`` family: most hidden units, then
+        most layers (the overconfident network of the practice chapters).
+
+        Examples
+        --------
+        >>> suite = build_suite("digits", families="mlp_sizes", use_cache=False,
+        ...                     architectures=((8,), (4, 4)), epochs=(1, 2))
+        >>> suite.model_labels[suite.largest_mlp()]
+        'MLP(4-4) epoch 2'
+        """
+        sizes = [i for i, m in enumerate(self.models) if m.family == "mlp_sizes"]
+        if not sizes:
+            raise ValueError("this suite has no mlp_sizes models; build it with that family")
+        return max(sizes, key=lambda i: (sum(self.models[i].value), len(self.models[i].value)))
+
     def select(self, family) -> "PredictorSuite":
         """The sub-suite of one family (a name) or several (a sequence of names).
 
