@@ -137,10 +137,8 @@ register(Claim(
 
 def _mrr_test_gap(size: str) -> float:
     """max over the suite of | ECE_test(MRR) - |acc_cal - acc_test| |."""
-    suite = default_suite()
-    yc = suite.labels("cal")
     worst = 0.0
-    for j, rows in enumerate(suite_recalibration_rows()):
+    for rows in suite_recalibration_rows():
         mrr = _by_method(rows)["MRR"]
         acc_cal = mrr["model"].accuracy_
         worst = max(worst, abs(mrr["ece"] - abs(acc_cal - mrr["accuracy"])))
