@@ -15,7 +15,33 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import _ties
 from .binning import _width_bins_unchecked, quantile_bin_of_position
+
+
+@dataclass(frozen=True)
+class TieParts:
+    """Straddling tie groups of a column problem, as hypergeometric parts of its bins.
+
+    Entry ``q`` says: bin ``bin[q]`` of column ``col[q]`` receives ``o[q]`` members of a group
+    of ``N[q]`` tied predictions holding ``K[q]`` positives, chosen uniformly at random (the
+    random order of ``ties="average"``).  Every straddling group is recorded, also with
+    ``K = 0`` or ``K = N`` (degenerate parts), so that a bin is computed the same way here and
+    in the Monte Carlo engine of :mod:`calnotes.expectation`.
+    """
+
+    col: np.ndarray
+    bin: np.ndarray
+    N: np.ndarray
+    K: np.ndarray
+    o: np.ndarray
+
+    @property
+    def size(self) -> int:
+        return int(self.col.shape[0])
+
+
+_NO_PARTS = TieParts(*(np.empty(0, dtype=np.int64) for _ in range(5)))
 
 
 @dataclass(frozen=True)
@@ -29,25 +55,57 @@ class BinStats:
     sum_prob : ndarray, shape (c, m)
         Sum of predictions in each bin.
     sum_outcome : ndarray, shape (c, m)
-        Number of positive outcomes in each bin.
+        Number of positive outcomes in each bin; with ``ties="average"`` its mean over random
+        orders of tied predictions (fractional where a tie group straddles a boundary).
     n : int
         Number of samples.
+    parts : TieParts
+        The random parts of the bins under ``ties="average"`` (empty otherwise, and whenever no
+        tie group with a positive straddles a boundary).
+    fixed_outcome : ndarray, shape (c, m), optional
+        With parts: the positives of each bin outside the straddling groups (integers).
     """
 
     count: np.ndarray
     sum_prob: np.ndarray
     sum_outcome: np.ndarray
     n: int
+    parts: TieParts = _NO_PARTS
+    fixed_outcome: np.ndarray | None = None
 
     @property
     def bias_sum(self) -> np.ndarray:
-        """``sum_{i in B_j} (p_i - y_i)`` per column and bin."""
+        """``sum_{i in B_j} (p_i - y_i)`` per column and bin (its mean over orders of ties)."""
         return self.sum_prob - self.sum_outcome
 
     def gaps(self) -> np.ndarray:
-        """``|mean prediction - mean outcome|`` per bin; NaN for empty bins."""
+        """``|mean prediction - mean outcome|`` per bin; NaN for empty bins.
+
+        With tie parts, the mean over orders of ties of that gap, ``E|S_j| / |B_j|``.
+        """
         with np.errstate(invalid="ignore", divide="ignore"):
-            return np.abs(self.bias_sum) / self.count
+            return self.abs_moment(1) / self.count
+
+    def abs_moment(self, p: float) -> np.ndarray:
+        """``|S_j|^p`` per column and bin, ``S_j = sum_{B_j} (p_i - y_i)``; with tie parts its
+        exact mean over uniformly random orders of the tied predictions."""
+        bias = self.bias_sum
+        out = np.abs(bias) ** p
+        parts = self.parts
+        if parts.size == 0:
+            return out
+        key = parts.col * bias.shape[1] + parts.bin
+        order = np.argsort(key, kind="stable")
+        key = key[order]
+        starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+        ends = np.r_[starts[1:], key.shape[0]]
+        for s, e in zip(starts, ends):
+            idx = order[s:e]
+            col, j = int(parts.col[idx[0]]), int(parts.bin[idx[0]])
+            pieces = [(parts.N[q], [parts.K[q]], parts.o[q]) for q in idx]
+            c = self.sum_prob[col, j] - self.fixed_outcome[col, j]
+            out[col, j] = _ties.expected_abs_power([c], pieces, p)[0]
+        return out
 
 
 def positives_by_class(labels: np.ndarray, n_classes: int) -> list[np.ndarray]:
@@ -75,7 +133,7 @@ def _stable_positions(column: np.ndarray, sorted_column: np.ndarray,
 
 
 def bin_stats(P: np.ndarray, positives: list[np.ndarray], n_bins: int,
-              binning: str) -> BinStats:
+              binning: str, ties: str = "average") -> BinStats:
     """Bin statistics of every column of ``P`` (shape ``(n, c)``).
 
     Parameters
@@ -88,6 +146,11 @@ def bin_stats(P: np.ndarray, positives: list[np.ndarray], n_bins: int,
         ``m``, already validated against ``n``.
     binning : {"width", "mass"}
         See :mod:`calnotes.binning` for the convention.
+    ties : {"average", "position"}
+        Equal-mass bins only: how a group of equal predictions that straddles a bin boundary
+        is split.  ``"average"``: every order of the group equally likely, so the bins receive
+        hypergeometric shares of its positives (recorded in :attr:`BinStats.parts`; the counts
+        are their means).  ``"position"``: eq. (1) with ties in input order.
     """
     n, c = P.shape
     m = int(n_bins)
@@ -97,12 +160,42 @@ def bin_stats(P: np.ndarray, positives: list[np.ndarray], n_bins: int,
         sum_prob = np.add.reduceat(sorted_P, bounds[:-1], axis=0).T  # (c, m)
         count = np.broadcast_to(np.diff(bounds).astype(np.float64), (c, m))
         sum_outcome = np.zeros((c, m))
+        fixed = np.zeros((c, m))
+        parts: list = []
+        inner = bounds[1:-1]
+        straddled = (sorted_P[inner - 1] == sorted_P[inner]).any(axis=0)   # (c,)
         for col, rows in enumerate(positives):
-            if rows.size:
-                pos = _stable_positions(P[:, col], np.ascontiguousarray(sorted_P[:, col]), rows)
+            if not rows.size and not (ties == "average" and straddled[col]):
+                continue
+            column = np.ascontiguousarray(sorted_P[:, col])
+            if ties == "position":
+                pos = _stable_positions(P[:, col], column, rows)
                 sum_outcome[col] = np.bincount(quantile_bin_of_position(pos, n, m), minlength=m)
+                continue
+            left = np.searchsorted(column, P[rows, col], side="left")
+            bins = quantile_bin_of_position(left, n, m)
+            if not straddled[col]:
+                sum_outcome[col] = np.bincount(bins, minlength=m)
+                continue
+            # Straddling groups (also those without positives, so that every such bin is
+            # computed the way the Monte Carlo engine computes it): K positives among N
+            # members, o of them in bin j -> mean o K / N there, and a hypergeometric part.
+            groups = _ties.straddling_groups(column, bounds)
+            starts = np.array([a for a, _, _ in groups], dtype=np.int64)
+            member = np.isin(left, starts)
+            fixed[col] = np.bincount(bins[~member], minlength=m)
+            sum_outcome[col] = fixed[col]
+            K = np.searchsorted(np.sort(left[member]), starts, side="right") \
+                - np.searchsorted(np.sort(left[member]), starts, side="left")
+            for (a, e, overlaps), k in zip(groups, K.tolist()):
+                for j, o in overlaps:
+                    sum_outcome[col, j] += o * k / (e - a)
+                    parts.append((col, j, e - a, k, o))
+        tie_parts = (TieParts(*(np.array(a, dtype=np.int64) for a in zip(*parts)))
+                     if parts else _NO_PARTS)
         return BinStats(count=np.array(count), sum_prob=np.ascontiguousarray(sum_prob),
-                        sum_outcome=sum_outcome, n=n)
+                        sum_outcome=sum_outcome, n=n, parts=tie_parts,
+                        fixed_outcome=fixed if parts else None)
     if binning == "width":
         bins = _width_bins_unchecked(P, m)  # (n, c)
         flat = bins + (np.arange(c) * m)[None, :]

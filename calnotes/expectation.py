@@ -34,7 +34,8 @@ from typing import Optional
 
 import numpy as np
 
-from . import _binstats
+from . import _binstats, _ties
+from ._ties import check_ties
 from ._validate import check_n_bins, check_probabilities, check_rng
 
 __all__ = [
@@ -120,19 +121,79 @@ def _sorted_pair(X, Q):
     return Xs, np.take_along_axis(Q, order, axis=0)
 
 
-def _bin_bias_and_variance(X, Q, m):
-    """Per column and bin: ``mu_j = sum (p - p*)`` and ``sigma_j^2 = sum p*(1-p*)``, shape (c, m).
+def _bin_bias_and_variance(X, Q, m, ties="average"):
+    """Per column and bin: ``mu_j = E S_j`` and ``sigma_j^2 = Var S_j``, shape (c, m), where
+    ``S_j = sum_{B_j} (p - y)``: ``sum (p - p*)`` and ``sum p*(1-p*)`` over the bin's positions,
+    corrected under ``ties="average"`` for straddling tie groups with unequal truths.
 
     The prediction sums are those of :func:`calnotes._binstats.bin_stats` (same sort, same
     ``reduceat``), so a bin's mean bias is computed from the very numbers the measure uses.
     """
     n = X.shape[0]
-    start = _bounds(n, m)[:-1]
+    bounds = _bounds(n, m)
+    start = bounds[:-1]
     Xs, Qs = _sorted_pair(X, Q)
     sum_prob = np.add.reduceat(Xs, start, axis=0).T
     sum_true = np.add.reduceat(Qs, start, axis=0).T
     var = np.add.reduceat(Qs * (1.0 - Qs), start, axis=0).T
+    if ties == "average" and Qs is not Xs:
+        groups = _mixed_truth_groups(Xs, Qs, bounds)
+        if any(groups):
+            d_mean, d_var = _tie_moment_corrections(Qs, bounds, groups)
+            sum_true = sum_true + d_mean
+            var = var + d_var
     return sum_prob - sum_true, var, Qs
+
+
+# --------------------------------------------------------------------------- tie groups
+
+def _mixed_truth_groups(Xs, Qs, bounds) -> list:
+    """Per column, the straddling tie groups whose true probabilities are not all equal.
+
+    Where a straddling group's truths are all equal its outcomes are exchangeable, so a random
+    order of the group changes nothing in distribution and the position-based computation is
+    already the expectation under ``ties="average"``; only these groups need more.
+    """
+    out = []
+    for col in range(Xs.shape[1]):
+        groups = [g for g in _ties.straddling_groups(Xs[:, col], bounds)
+                  if np.ptp(Qs[g[0]:g[1], col]) > 0]
+        out.append(groups)
+    return out
+
+
+def _thinned_pmf(q: np.ndarray, o: int) -> np.ndarray:
+    """Law of the positives among a uniform random ``o``-subset of independent ``Ber(q_i)``.
+
+    The group's positive count ``K`` is Poisson-binomial; given ``K`` the subset holds a
+    ``Hyp(N, K, o)`` number of them.  Cost ``O(N^2 + N o)``.
+    """
+    N = q.shape[0]
+    pmf_K = poisson_binomial_pmf(q)
+    table = _ties.hypergeom_pmf_rows(N, np.arange(N + 1), o)
+    return pmf_K @ table
+
+
+def _tie_moment_corrections(Qs, bounds, groups):
+    """Per column and bin: the change in ``sum p*`` and in the variance when the straddling
+    groups in ``groups`` are ordered at random instead of by position (see
+    :func:`_mixed_truth_groups`); both arrays of shape (c, m)."""
+    c, m = Qs.shape[1], bounds.shape[0] - 1
+    d_mean = np.zeros((c, m))
+    d_var = np.zeros((c, m))
+    for col, col_groups in enumerate(groups):
+        for a, e, overlaps in col_groups:
+            q = Qs[a:e, col]
+            N = e - a
+            qbar, v_mean = q.mean(), (q * (1.0 - q)).mean()
+            spread = q.var() * N / (N - 1) if N > 1 else 0.0   # sum (q - qbar)^2 / (N - 1)
+            for j, o in overlaps:
+                lo, hi = max(a, int(bounds[j])), min(e, int(bounds[j + 1]))
+                seg = Qs[lo:hi, col]
+                d_mean[col, j] += o * qbar - seg.sum()
+                d_var[col, j] += (o * v_mean + o * (N - o) / N * spread
+                                  - (seg * (1.0 - seg)).sum())
+    return d_mean, d_var
 
 
 # --------------------------------------------------------------------------- Poisson-binomial
@@ -229,26 +290,50 @@ def _padded_bins(Qs, bounds):
     return rows.reshape(c * m, L)
 
 
-def _expected_l1_columns(X, Q, m):
-    """Exact ``E[l1-QECE_m]`` of each binary column, shape (c,)."""
+def _expected_l1_columns(X, Q, m, ties="average"):
+    """Exact ``E[l1-QECE_m]`` of each binary column, shape (c,).
+
+    Under ``ties="average"`` the bins met by a straddling tie group with unequal truths are
+    recomputed from the convolution of the bin's own Poisson-binomial part with the thinned
+    law of each such group's share (:func:`_thinned_pmf`).
+    """
     n, c = X.shape
     bounds = _bounds(n, m)
     Xs, Qs = _sorted_pair(X, Q)
     sum_prob = np.add.reduceat(Xs, bounds[:-1], axis=0).T  # (c, m)
-    e_abs = _expected_abs_sums(sum_prob.ravel(), _padded_bins(Qs, bounds))
-    return e_abs.reshape(c, m).sum(axis=1) / n
+    e_abs = _expected_abs_sums(sum_prob.ravel(), _padded_bins(Qs, bounds)).reshape(c, m)
+    if ties == "average" and Qs is not Xs:
+        for col, col_groups in enumerate(_mixed_truth_groups(Xs, Qs, bounds)):
+            if not col_groups:
+                continue
+            shares: dict = {}
+            in_group = np.zeros(n, dtype=bool)
+            for a, e, overlaps in col_groups:
+                in_group[a:e] = True
+                for j, o in overlaps:
+                    shares.setdefault(j, []).append(_thinned_pmf(Qs[a:e, col], o))
+            for j, pmfs in shares.items():
+                lo, hi = int(bounds[j]), int(bounds[j + 1])
+                own = Qs[lo:hi, col][~in_group[lo:hi]]
+                pmf = poisson_binomial_pmf(own) if own.size else np.ones(1)
+                for share in pmfs:
+                    pmf = np.convolve(pmf, share)
+                k = np.arange(pmf.shape[0], dtype=np.float64)
+                e_abs[col, j] = float((pmf * np.abs(sum_prob[col, j] - k)).sum())
+    return e_abs.sum(axis=1) / n
 
 
 # --------------------------------------------------------------------------- exact expectations
 
 def expected_qece(y_prob, true_prob, n_bins: int, *, p: int = 2,
-                  aggregation: str = "binary") -> float:
+                  aggregation: str = "binary", ties: str = "average") -> float:
     r"""Exact expectation of :math:`\ell_p`-QECE\ :sub:`m` when the outcomes follow ``true_prob``.
 
     The predictions ``y_prob`` are fixed; the outcomes are drawn independently,
     ``y_i ~ true_prob[i]``.  The bins are those of :func:`calnotes.l2_qece` /
-    :func:`calnotes.l1_qece`: equal-mass bins of eq. (1) over the stable sorted order of the
-    predictions (ties by input position), so they do not depend on the outcomes.
+    :func:`calnotes.l1_qece`: equal-mass bins of eq. (1) over the sorted predictions, which do
+    not depend on the outcomes; a tie group straddling a boundary is split over its random
+    orders (``ties="average"``, the measures' default) or by input position.
 
     Parameters
     ----------
@@ -270,6 +355,15 @@ def expected_qece(y_prob, true_prob, n_bins: int, *, p: int = 2,
         :func:`folded_normal_l1_approximation` is the ``O(n log n)`` alternative.
     aggregation : {"binary", "classwise", "confidence"}, default "binary"
         ``"binary"`` needs 1-d inputs; the others ``(n, k)`` inputs (Defs 2.7 and 2.8).
+    ties : {"average", "position"}, default "average"
+        The tie rule of the measure whose expectation is taken (:func:`calnotes.l2_qece`).
+        The two agree whenever the true probabilities are equal within every tie group of the
+        predictions -- in particular for the calibrated reference ``true_prob = y_prob`` --
+        because the outcomes of such a group are exchangeable.  Otherwise a straddling group's
+        share of a bin is a uniform random subset: its mean is ``o`` times the group's mean
+        truth and its variance gains ``o (N - o) / (N - 1)`` times the truths' variance
+        (``l2``), and its law is a hypergeometric thinning of the group's Poisson-binomial
+        count (``l1``, ``O(N^2)`` per such group of ``N``).
 
     Returns
     -------
@@ -280,7 +374,7 @@ def expected_qece(y_prob, true_prob, n_bins: int, *, p: int = 2,
     ValueError
         Invalid probabilities (naming ``y_prob`` or ``true_prob``), different shapes,
         ``n_bins`` outside ``1..n``, ``p`` not 1 or 2, an unknown aggregation or one that does
-        not fit the shape.
+        not fit the shape, an unknown tie rule.
 
     See Also
     --------
@@ -312,13 +406,14 @@ def expected_qece(y_prob, true_prob, n_bins: int, *, p: int = 2,
     P, T, top = _check_inputs(y_prob, true_prob, aggregation)
     m = check_n_bins(n_bins, P.shape[0])
     p = _check_order(p)
+    ties = check_ties(ties)
     X, Q = _columns(P, T, top, aggregation)
     n = X.shape[0]
     if p == 2:
-        bias, var, _ = _bin_bias_and_variance(X, Q, m)
+        bias, var, _ = _bin_bias_and_variance(X, Q, m, ties)
         per_column = ((bias ** 2).sum(axis=1) + var.sum(axis=1)) / n ** 2
     else:
-        per_column = _expected_l1_columns(X, Q, m)
+        per_column = _expected_l1_columns(X, Q, m, ties)
     return float(per_column.mean())
 
 
@@ -339,7 +434,7 @@ def _partition_columns(X, Q, labels_fn):
 
 
 def expected_binned_ece(y_prob, true_prob, n_bins: int = 15, *, binning: str = "width",
-                        aggregation: str = "binary") -> float:
+                        aggregation: str = "binary", ties: str = "average") -> float:
     r"""Exact expectation of the binned :math:`\mathrm{ECE}_1` (:func:`calnotes.binned_ece`, p=1).
 
     :math:`\mathrm{ECE}_1 = \frac1n\sum_j |\sum_{i\in B_j}(p_i - y_i)|` for any partition that
@@ -356,6 +451,8 @@ def expected_binned_ece(y_prob, true_prob, n_bins: int = 15, *, binning: str = "
     binning : {"width", "mass"}
         Bin convention of :mod:`calnotes.binning`.
     aggregation : {"binary", "classwise", "confidence"}
+    ties : {"average", "position"}, default "average"
+        Equal-mass bins only; see :func:`expected_qece`.
 
     Returns
     -------
@@ -372,8 +469,9 @@ def expected_binned_ece(y_prob, true_prob, n_bins: int = 15, *, binning: str = "
     0.203625
     """
     P, T, top = _check_inputs(y_prob, true_prob, aggregation)
+    ties = check_ties(ties)
     if binning == "mass":
-        return expected_qece(P, T, n_bins, p=1, aggregation=aggregation)
+        return expected_qece(P, T, n_bins, p=1, aggregation=aggregation, ties=ties)
     if binning != "width":
         raise ValueError(f"binning: expected 'width' or 'mass', got {binning!r}")
     m = check_n_bins(n_bins, np.iinfo(np.int64).max)
@@ -423,7 +521,8 @@ def _width_bin_sums(X, m: int, *weights):
 
 
 def folded_normal_l1_approximation(y_prob, true_prob, n_bins: int, *,
-                                   aggregation: str = "binary", binning: str = "mass") -> float:
+                                   aggregation: str = "binary", binning: str = "mass",
+                                   ties: str = "average") -> float:
     r"""Normal approximation of ``E[l1-QECE_m]`` (Prop 3.3 of the proper-calibration-errors paper).
 
     Each bin's signed sum :math:`S_j = \sum_{i\in B_j}(p_i - y_i)` is treated as
@@ -449,6 +548,9 @@ def folded_normal_l1_approximation(y_prob, true_prob, n_bins: int, *,
         As for :func:`expected_qece`.
     binning : {"mass", "width"}, default "mass"
         Equal-mass bins of eq. (1) (l1-QECE) or equal-width bins (binned ECE).
+    ties : {"average", "position"}, default "average"
+        Equal-mass bins only: the mean and variance of each bin's sum under that tie rule
+        (:func:`expected_qece`).
 
     Returns
     -------
@@ -471,8 +573,9 @@ def folded_normal_l1_approximation(y_prob, true_prob, n_bins: int, *,
 
     P, T, top = _check_inputs(y_prob, true_prob, aggregation)
     X, Q = _columns(P, T, top, aggregation)
+    ties = check_ties(ties)
     if binning == "mass":
-        mu, var, _ = _bin_bias_and_variance(X, Q, check_n_bins(n_bins, P.shape[0]))
+        mu, var, _ = _bin_bias_and_variance(X, Q, check_n_bins(n_bins, P.shape[0]), ties)
     elif binning == "width":  # as expected_binned_ece: empty bins are allowed
         m = check_n_bins(n_bins, np.iinfo(np.int64).max)
         _, mu, var = _width_bin_sums(X, m, X - Q, Q * (1.0 - Q))
@@ -539,6 +642,7 @@ class _Problem:
     top: Optional[np.ndarray]  # confidence: predicted class (n,)
     n: int
     p: int
+    groups: tuple = ()      # ties="average": per column, the straddling tie groups
 
 
 def _draw_outcomes(problem: _Problem, u: np.ndarray) -> np.ndarray:
@@ -551,13 +655,42 @@ def _draw_outcomes(problem: _Problem, u: np.ndarray) -> np.ndarray:
     return labels
 
 
+def _tie_averaged_moment(problem: _Problem, col: int, sorted_positive: np.ndarray):
+    """``sum_j E|S_j|^p`` per replication, the mean over orders of the straddling tie groups.
+
+    A group's positives in a replication, ``K``, are shared hypergeometrically among its bins
+    (:mod:`calnotes._ties`); the rest of each bin is as drawn.
+    """
+    groups = problem.groups[col]
+    mask = np.ones(problem.n, dtype=bool)
+    K = []
+    for a, e, _ in groups:
+        mask[a:e] = False
+        K.append(sorted_positive[:, a:e].sum(axis=1, dtype=np.int64))
+    counts = np.add.reduceat(sorted_positive * mask[None, :], problem.start, axis=1,
+                             dtype=np.float64)
+    c = problem.sum_prob[col][None, :] - counts             # (R, m) deterministic parts
+    by_bin: dict = {}
+    for (a, e, overlaps), k in zip(groups, K):
+        for j, o in overlaps:
+            by_bin.setdefault(j, []).append((e - a, k, o))
+    out = (c ** 2 if problem.p == 2 else np.abs(c))
+    for j, parts in by_bin.items():
+        out[:, j] = _ties.expected_abs_power(c[:, j], parts, problem.p)
+    return out.sum(axis=1)
+
+
 def _measure_values(problem: _Problem, columns_positive) -> np.ndarray:
     """Measure per replication from per-column positive indicators (each (R, n), input order)."""
     n = problem.n
     per_col = []
     for col, positive in enumerate(columns_positive):
-        counts = np.add.reduceat(positive[:, problem.order[col]], problem.start, axis=1,
-                                 dtype=np.float64)
+        sorted_positive = positive[:, problem.order[col]]
+        if problem.groups and problem.groups[col]:
+            total = _tie_averaged_moment(problem, col, sorted_positive)
+            per_col.append(total / (n ** 2 if problem.p == 2 else n))
+            continue
+        counts = np.add.reduceat(sorted_positive, problem.start, axis=1, dtype=np.float64)
         S = problem.sum_prob[col][None, :] - counts
         if problem.p == 2:
             per_col.append((S ** 2).sum(axis=1) / n ** 2)
@@ -594,13 +727,19 @@ def _simulate_chunk(problem: _Problem, seed: np.random.SeedSequence, n_reps: int
     return values, (outcomes if keep_outcomes else None)
 
 
-def _make_problem(y_prob, true_prob, n_bins, p, aggregation) -> _Problem:
+def _make_problem(y_prob, true_prob, n_bins, p, aggregation, ties) -> _Problem:
     P, T, top = _check_inputs(y_prob, true_prob, aggregation)
     m = check_n_bins(n_bins, P.shape[0])
     p = _check_order(p)
+    ties = check_ties(ties)
     X, _ = _columns(P, T, top, aggregation)
     n, c = X.shape
-    start = _bounds(n, m)[:-1]
+    bounds = _bounds(n, m)
+    start = bounds[:-1]
+    groups = ()
+    if ties == "average":
+        Xs = np.sort(X, axis=0)
+        groups = tuple(_ties.straddling_groups(Xs[:, col], bounds) for col in range(c))
     empty = [np.empty(0, dtype=np.int64)] * c
     sum_prob = _binstats.bin_stats(X, empty, m, "mass").sum_prob  # the measures' own numbers
     order = np.ascontiguousarray(np.argsort(X, axis=0, kind="stable").T)
@@ -610,7 +749,7 @@ def _make_problem(y_prob, true_prob, n_bins, p, aggregation) -> _Problem:
         draw = np.ascontiguousarray(np.cumsum(T, axis=1)[:, :-1])
     return _Problem(kind=aggregation, order=order, sum_prob=np.ascontiguousarray(sum_prob),
                     start=start, draw=draw, top=top if aggregation == "confidence" else None,
-                    n=n, p=p)
+                    n=n, p=p, groups=groups)
 
 
 def _seed_sequence(rng) -> np.random.SeedSequence:
@@ -621,8 +760,9 @@ def _seed_sequence(rng) -> np.random.SeedSequence:
 
 
 def simulate_qece(y_prob, true_prob, n_bins: int, n_reps: int, rng, *, p: int = 2,
-                  aggregation: str = "binary", executor=None, chunk_reps: Optional[int] = None,
-                  progress: bool = False, keep_outcomes: bool = False) -> SimulationResult:
+                  aggregation: str = "binary", ties: str = "average", executor=None,
+                  chunk_reps: Optional[int] = None, progress: bool = False,
+                  keep_outcomes: bool = False) -> SimulationResult:
     r"""Monte Carlo estimate of ``E[l_p-QECE_m]``: draw the outcomes ``n_reps`` times.
 
     Each replication draws ``y_i ~ true_prob[i]`` independently and evaluates exactly what
@@ -648,6 +788,9 @@ def simulate_qece(y_prob, true_prob, n_bins: int, n_reps: int, rng, *, p: int = 
     p : {2, 1}, default 2
         ``l2``- or ``l1``-QECE.
     aggregation : {"binary", "classwise", "confidence"}, default "binary"
+    ties : {"average", "position"}, default "average"
+        The measure's tie rule: with ``"average"`` each replication's value is the measure's
+        exact mean over the orders of tied predictions, as :func:`calnotes.l2_qece` returns it.
     executor : concurrent.futures.Executor, optional
         Where the chunks run, e.g. ``ProcessPoolExecutor()`` or a Dask
         ``Client.get_executor()``.  Default: in this process, one chunk after another.
@@ -680,7 +823,7 @@ def simulate_qece(y_prob, true_prob, n_bins: int, n_reps: int, rng, *, p: int = 
     >>> bool(abs(sim.z_score(exact)) < 4)
     True
     """
-    problem = _make_problem(y_prob, true_prob, n_bins, p, aggregation)
+    problem = _make_problem(y_prob, true_prob, n_bins, p, aggregation, ties)
     if isinstance(n_reps, bool) or not isinstance(n_reps, (int, np.integer)) or n_reps < 1:
         raise ValueError(f"n_reps: expected a positive integer, got {n_reps!r}")
     n_reps = int(n_reps)

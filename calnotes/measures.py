@@ -12,7 +12,10 @@ Both accept any binary measure of this module (fast, vectorised path) or any cal
 
 Binned measures use the bin convention documented in :mod:`calnotes.binning`: equal-width
 bins ``[j/m, (j+1)/m)`` with 1 in the last bin, and equal-mass bins by sorted position
-(eq. (1)) with ties ordered by input position.
+(eq. (1)).  A group of equal predictions that straddles an equal-mass boundary is, by default
+(``ties="average"``), split over all its orders and the measure averaged exactly over them, so
+no equal-mass measure depends on the order of the rows; ``ties="position"`` keeps eq. (1) with
+ties in input order.
 
 The chapter *The measures* (``book/foundations/measures.md``) defines each quantity and shows
 where popular libraries disagree.
@@ -27,6 +30,7 @@ from typing import Callable
 import numpy as np
 
 from . import _binstats
+from ._ties import check_ties
 from ._validate import check_labels, check_n_bins, check_probabilities
 
 __all__ = [
@@ -49,6 +53,20 @@ def _check_p(p) -> float:
     if isinstance(p, bool) or not isinstance(p, numbers.Real) or not np.isfinite(p) or p < 1:
         raise ValueError(f"p: expected a number >= 1 (the exponent of the lp error), got {p!r}")
     return float(p)
+
+
+def _check_bins(n_bins, n: int, binning: str = "mass") -> int:
+    """``n_bins`` for ``n`` samples: ``1 <= m <= n`` for equal-mass bins (eq. (1) needs a sample
+    per bin); any positive ``m`` for equal-width bins, where empty bins are allowed."""
+    if binning == "width":
+        return check_n_bins(n_bins, np.iinfo(np.int64).max)
+    return check_n_bins(n_bins, n)
+
+
+def _check_binning(binning) -> str:
+    if binning not in ("width", "mass"):
+        raise ValueError(f"binning: expected 'width' or 'mass', got {binning!r}")
+    return binning
 
 
 def _binary_problem(y_true, y_prob):
@@ -74,26 +92,28 @@ def _attach(columns: Callable):
 # --------------------------------------------------------------------------- kernels
 # Each kernel maps (P (n, c), positives, **kwargs) -> values (c,), inputs already valid.
 
-def _ece_columns(P, positives, n_bins=15, p=1, binning="width"):
-    stats = _binstats.bin_stats(P, positives, n_bins, binning)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        terms = stats.count / stats.n * stats.gaps() ** p
-    return np.nansum(terms, axis=1) ** (1.0 / p)
+def _ece_columns(P, positives, n_bins=15, p=1, binning="width", ties="average"):
+    stats = _binstats.bin_stats(P, positives, n_bins, binning, ties)
+    # sum_j |B_j|/n |S_j/|B_j||^p = sum_j |B_j|^(1-p) E|S_j|^p / n  (empty bins contribute 0)
+    filled = stats.count > 0
+    size = np.where(filled, stats.count, 1.0)
+    terms = np.where(filled, size ** (1.0 - p) * stats.abs_moment(p), 0.0) / stats.n
+    return terms.sum(axis=1) ** (1.0 / p)
 
 
-def _mce_columns(P, positives, n_bins=15, binning="width"):
-    stats = _binstats.bin_stats(P, positives, n_bins, binning)
+def _mce_columns(P, positives, n_bins=15, binning="width", ties="average"):
+    stats = _binstats.bin_stats(P, positives, n_bins, binning, ties)
     return np.nanmax(stats.gaps(), axis=1)
 
 
-def _l1_qece_columns(P, positives, n_bins):
-    stats = _binstats.bin_stats(P, positives, n_bins, "mass")
-    return np.abs(stats.bias_sum).sum(axis=1) / stats.n
+def _l1_qece_columns(P, positives, n_bins, ties="average"):
+    stats = _binstats.bin_stats(P, positives, n_bins, "mass", ties)
+    return stats.abs_moment(1).sum(axis=1) / stats.n
 
 
-def _l2_qece_columns(P, positives, n_bins):
-    stats = _binstats.bin_stats(P, positives, n_bins, "mass")
-    return (stats.bias_sum ** 2).sum(axis=1) / stats.n ** 2
+def _l2_qece_columns(P, positives, n_bins, ties="average"):
+    stats = _binstats.bin_stats(P, positives, n_bins, "mass", ties)
+    return stats.abs_moment(2).sum(axis=1) / stats.n ** 2
 
 
 def _outcome_column(n, rows):
@@ -129,7 +149,7 @@ def _unbinned_columns(P, positives):
 
 @_attach(_ece_columns)
 def binned_ece(y_true, y_prob, n_bins: int = 15, *, p: float = 1,
-               binning: str = "width") -> float:
+               binning: str = "width", ties: str = "average") -> float:
     r"""lp binned expected calibration error of a binary predictor.
 
     .. math::
@@ -143,11 +163,18 @@ def binned_ece(y_true, y_prob, n_bins: int = 15, *, p: float = 1,
     y_prob : array_like, shape (n,)
         Predicted ``P(y = 1)``.
     n_bins : int, default 15
-        Number of bins ``m`` (``1 <= m <= n``).
+        Number of bins ``m``: any positive integer for equal-width bins (empty bins carry no
+        weight), ``1 <= m <= n`` for equal-mass bins.
     p : float, default 1
         Exponent; ``p = 1`` is the usual ECE, ``p = 2`` the root-mean-square version.
     binning : {"width", "mass"}
         Equal-width or equal-mass bins (:mod:`calnotes.binning`).
+    ties : {"average", "position"}, default "average"
+        Equal-mass bins only (equal predictions always share an equal-width bin): a group of
+        equal predictions straddling a bin boundary is split over all its orders, each equally
+        likely, and the value is the exact mean of :math:`\mathrm{ECE}_p^p` over them (then the
+        ``1/p`` root), so it does not depend on the order of the rows; ``"position"`` orders
+        ties by input position as eq. (1) literally does.  See :mod:`calnotes.binning`.
 
     Returns
     -------
@@ -165,12 +192,13 @@ def binned_ece(y_true, y_prob, n_bins: int = 15, *, p: float = 1,
     0.2
     """
     P, pos = _binary_problem(y_true, y_prob)
-    n_bins = check_n_bins(n_bins, P.shape[0])
-    return float(_ece_columns(P, pos, n_bins=n_bins, p=_check_p(p), binning=binning)[0])
+    n_bins = _check_bins(n_bins, P.shape[0], _check_binning(binning))
+    return float(_ece_columns(P, pos, n_bins=n_bins, p=_check_p(p), binning=binning,
+                              ties=check_ties(ties))[0])
 
 
 @_attach(_l1_qece_columns)
-def l1_qece(y_true, y_prob, n_bins: int) -> float:
+def l1_qece(y_true, y_prob, n_bins: int, *, ties: str = "average") -> float:
     r"""l1 quantile-binned ECE, Def 2.5 of the truthfulness paper, exactly as printed.
 
     .. math::
@@ -179,17 +207,25 @@ def l1_qece(y_true, y_prob, n_bins: int) -> float:
     with the equal-mass bins of eq. (1) (:func:`calnotes.binning.equal_mass_bins`).
     Equal to :func:`binned_ece` with ``p=1, binning="mass"``.
 
+    ``ties="average"`` (default): when a group of equal predictions straddles a bin boundary,
+    the value is the exact mean over all orders of the group (each bin then receives a
+    hypergeometric share of the group's positives), so it does not depend on the row order and
+    stays truthful; ``ties="position"`` is eq. (1) with ties in input order.
+
     Examples
     --------
     >>> l1_qece([0, 1, 1, 0], [0.1, 0.4, 0.6, 0.9], n_bins=2)
     0.25
+    >>> l1_qece([1, 0], [0.5, 0.5], n_bins=2)  # average of |0.5 - 1| + |0.5 - 0| over 2 orders
+    0.5
     """
     P, pos = _binary_problem(y_true, y_prob)
-    return float(_l1_qece_columns(P, pos, check_n_bins(n_bins, P.shape[0]))[0])
+    return float(_l1_qece_columns(P, pos, check_n_bins(n_bins, P.shape[0]),
+                                  ties=check_ties(ties))[0])
 
 
 @_attach(_l2_qece_columns)
-def l2_qece(y_true, y_prob, n_bins: int) -> float:
+def l2_qece(y_true, y_prob, n_bins: int, *, ties: str = "average") -> float:
     r"""l2 quantile-binned ECE, Def 2.5 of the truthfulness paper, exactly as printed.
 
     .. math::
@@ -200,18 +236,30 @@ def l2_qece(y_true, y_prob, n_bins: int) -> float:
     minimised by predicting the true probabilities, where it equals
     :math:`n^{-2}\sum_i p_i^*(1-p_i^*)`.
 
+    ``ties`` as for :func:`l1_qece`: by default the exact mean over the orders of tied
+    predictions that straddle a bin boundary (the mean of truthful measures is truthful;
+    chapter *The measures*, label ``thm-tie-average-truthful``).
+
     Examples
     --------
     >>> l2_qece([0, 1, 1, 0], [0.1, 0.4, 0.6, 0.9], n_bins=2)
     0.03125
+    >>> l2_qece([1, 0], [0.5, 0.5], n_bins=2)  # (0.25 + 0.25) / 4 in either order
+    0.125
     """
     P, pos = _binary_problem(y_true, y_prob)
-    return float(_l2_qece_columns(P, pos, check_n_bins(n_bins, P.shape[0]))[0])
+    return float(_l2_qece_columns(P, pos, check_n_bins(n_bins, P.shape[0]),
+                                  ties=check_ties(ties))[0])
 
 
 @_attach(_mce_columns)
-def max_calibration_error(y_true, y_prob, n_bins: int = 15, *, binning: str = "width") -> float:
+def max_calibration_error(y_true, y_prob, n_bins: int = 15, *, binning: str = "width",
+                          ties: str = "average") -> float:
     r"""Maximum calibration error: :math:`\max_{j:|B_j|>0} |\bar p_j - \bar y_j|`.
+
+    With equal-mass bins and ``ties="average"`` each bin's gap is its exact mean over the
+    orders of tied predictions, :math:`\mathbb E|\bar p_j - \bar y_j|`, and the maximum is
+    taken over those (the expected maximum over orders has no cheap exact form).
 
     Examples
     --------
@@ -219,8 +267,9 @@ def max_calibration_error(y_true, y_prob, n_bins: int = 15, *, binning: str = "w
     0.233333333333
     """
     P, pos = _binary_problem(y_true, y_prob)
-    return float(_mce_columns(P, pos, n_bins=check_n_bins(n_bins, P.shape[0]),
-                              binning=binning)[0])
+    return float(_mce_columns(P, pos, n_bins=_check_bins(n_bins, P.shape[0],
+                                                          _check_binning(binning)),
+                              binning=binning, ties=check_ties(ties))[0])
 
 
 @_attach(_ks_columns)
@@ -287,12 +336,15 @@ def _kernel_kwargs(measure, P, kwargs):
         raise TypeError(f"{measure.__name__}: {exc}") from None
     bound.apply_defaults()
     kwargs = {k: v for k, v in bound.arguments.items() if k not in ("y_true", "y_prob")}
+    if "binning" in kwargs:
+        _check_binning(kwargs["binning"])
     if "n_bins" in kwargs:
-        kwargs = dict(kwargs, n_bins=check_n_bins(kwargs["n_bins"], P.shape[0]))
+        kwargs = dict(kwargs, n_bins=_check_bins(kwargs["n_bins"], P.shape[0],
+                                                 kwargs.get("binning", "mass")))
     if "p" in kwargs:
         kwargs = dict(kwargs, p=_check_p(kwargs["p"]))
-    if "binning" in kwargs and kwargs["binning"] not in ("width", "mass"):
-        raise ValueError(f"binning: expected 'width' or 'mass', got {kwargs['binning']!r}")
+    if "ties" in kwargs:
+        check_ties(kwargs["ties"])
     return kwargs
 
 
@@ -333,8 +385,8 @@ def classwise(measure: Callable, y_true, y_prob, *, per_class: bool = False, **k
     Examples
     --------
     >>> P = [[0.7, 0.2, 0.1], [0.1, 0.8, 0.1], [0.3, 0.3, 0.4], [0.6, 0.3, 0.1]]
-    >>> round(classwise(l2_qece, [0, 1, 2, 1], P, n_bins=2), 6)
-    0.033333
+    >>> round(classwise(l2_qece, [0, 1, 2, 1], P, n_bins=2), 6)  # (0.25 + 0.66 + 0.29) / 48
+    0.025
     """
     y, P = _multiclass_problem(y_true, y_prob)
     values = _per_class(measure, y, P, kwargs)
@@ -386,7 +438,8 @@ def confidence(measure: Callable, y_true, y_prob, **kwargs) -> float:
     return float(measure(correct, conf, **kwargs))
 
 
-def tce(y_true, y_prob, n_bins: int = 15, *, p: float = 1, binning: str = "width") -> float:
+def tce(y_true, y_prob, n_bins: int = 15, *, p: float = 1, binning: str = "width",
+        ties: str = "average") -> float:
     r"""Top-label calibration error estimator ``TCE_p`` (proper-calibration-errors paper, Def C.1).
 
     The binned plug-in estimate of
@@ -400,10 +453,12 @@ def tce(y_true, y_prob, n_bins: int = 15, *, p: float = 1, binning: str = "width
     >>> round(tce([0, 1, 2, 1], P, n_bins=2), 12)
     0.175
     """
-    return confidence(binned_ece, y_true, y_prob, n_bins=n_bins, p=p, binning=binning)
+    return confidence(binned_ece, y_true, y_prob, n_bins=n_bins, p=p, binning=binning,
+                      ties=ties)
 
 
-def cwce(y_true, y_prob, n_bins: int = 15, *, p: float = 1, binning: str = "width") -> float:
+def cwce(y_true, y_prob, n_bins: int = 15, *, p: float = 1, binning: str = "width",
+         ties: str = "average") -> float:
     r"""Class-wise calibration error estimator ``CWCE_p`` (proper-calibration-errors paper, Def C.1).
 
     .. math::
@@ -420,15 +475,19 @@ def cwce(y_true, y_prob, n_bins: int = 15, *, p: float = 1, binning: str = "widt
     0.35
     """
     per_class = classwise(binned_ece, y_true, y_prob, per_class=True,
-                          n_bins=n_bins, p=p, binning=binning)
+                          n_bins=n_bins, p=p, binning=binning, ties=ties)
     pp = _check_p(p)
     return float((per_class ** pp).sum() ** (1.0 / pp))
 
 
-def reliability_stats(y_true, y_prob, n_bins: int = 15, *, binning: str = "width") -> dict:
+def reliability_stats(y_true, y_prob, n_bins: int = 15, *, binning: str = "width",
+                      ties: str = "average") -> dict:
     """Per-bin counts, mean predictions and mean outcomes of a binary problem.
 
-    The numbers behind a reliability diagram; empty bins have NaN means.
+    The numbers behind a reliability diagram; empty bins have NaN means.  With equal-mass bins
+    and ``ties="average"``, a bin's mean outcome is its mean over the orders of tied
+    predictions straddling its boundaries (the positives of such a group are shared in
+    proportion to the members each bin receives).
 
     Returns
     -------
@@ -441,7 +500,8 @@ def reliability_stats(y_true, y_prob, n_bins: int = 15, *, binning: str = "width
     ([1.0, 3.0], [0.0, 1.0])
     """
     P, pos = _binary_problem(y_true, y_prob)
-    stats = _binstats.bin_stats(P, pos, check_n_bins(n_bins, P.shape[0]), binning)
+    stats = _binstats.bin_stats(P, pos, _check_bins(n_bins, P.shape[0], _check_binning(binning)),
+                                binning, check_ties(ties))
     with np.errstate(invalid="ignore", divide="ignore"):
         return {
             "count": stats.count[0].copy(),

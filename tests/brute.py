@@ -17,8 +17,10 @@ Conventions (the ones documented in ``calnotes.binning``)
 ---------------------------------------------------------
 * equal width: edges ``e_j = j / m`` (one Python float division); ``v`` is in bin ``j``
   iff ``e_j <= v < e_{j+1}``; ``1.0`` is in the last bin;
-* equal mass: stable sort by prediction (ties keep input order); the 1-indexed sorted
-  position ``i`` goes to bin ``ceil(i m / n)``;
+* equal mass: stable sort by prediction; the 1-indexed sorted position ``i`` goes to bin
+  ``ceil(i m / n)``; ties either keep input order (``ties="position"``) or, by default
+  (``ties="average"``), every arrangement of the outcomes inside a tie group is equally likely
+  and the measure is averaged over them (:func:`bin_laws`, checked by :func:`patterns_average`);
 * argmax: the first maximal index.
 
 All bin numbers returned here are 0-indexed, in input order.
@@ -125,7 +127,10 @@ def bins(p, m: int, binning: str):
 
 
 def bin_sums(y, p, m: int, binning: str):
-    """Exact per-bin (count, sum of p, sum of y) as lists of int / Fraction / int."""
+    """Exact per-bin (count, sum of p, sum of y) as lists of int / Fraction / int.
+
+    Equal-mass bins here order ties by input position (``ties="position"``).
+    """
     y, p = _ints(y), _floats(p)
     b = bins(p, m, binning)
     count = [0] * m
@@ -138,74 +143,181 @@ def bin_sums(y, p, m: int, binning: str):
     return count, sp, sy
 
 
-def reliability(y, p, m: int, binning: str = "width"):
-    """Per-bin counts, mean predictions and mean outcomes (None for an empty bin)."""
+def _tie_groups(p):
+    """Sorted positions ``[a, e)`` of each run of equal values in the stable sorted order."""
+    vals = sorted(_floats(p))
+    groups, a = [], 0
+    for i in range(1, len(vals) + 1):
+        if i == len(vals) or vals[i] != vals[a]:
+            groups.append((a, i))
+            a = i
+    return groups
+
+
+def bin_laws(y, p, m: int, binning: str, ties: str = "average"):
+    """Per bin: count, exact sum of p, and the law of its positive count.
+
+    The law is a list of ``(weight, positives)`` pairs (Fraction weights summing to one).  For
+    equal-width bins and for ``ties="position"`` it is the single observed count.  For
+    equal-mass bins with ``ties="average"``, every order of each group of equal predictions is
+    equally likely, so the positive outcomes of a group of ``N`` with ``K`` positives take
+    ``K`` of its ``N`` sorted positions, each of the ``C(N, K)`` choices equally likely; a bin
+    holding ``o`` of the group's positions then gets ``t`` of its positives in
+    ``C(o, t) C(N - o, K - t)`` of them.  Counted with :func:`math.comb`, convolved over the
+    groups a bin meets (groups are ordered independently).
+    """
     count, sp, sy = bin_sums(y, p, m, binning)
+    if binning != "mass" or ties == "position":
+        return count, sp, [[(Fraction(1), sy[j])] for j in range(m)]
+    assert ties == "average", ties
+    y, p = _ints(y), _floats(p)
+    n = len(p)
+    order = sorted(range(n), key=lambda i: p[i])
+    y_sorted = [y[i] for i in order]
+    bin_of = [ceil_div((pos + 1) * m, n) - 1 for pos in range(n)]
+    laws = [[(Fraction(1), 0)] for _ in range(m)]
+    for a, e in _tie_groups(p):
+        N, K = e - a, sum(y_sorted[a:e])
+        for j in sorted(set(bin_of[a:e])):
+            o = sum(1 for pos in range(a, e) if bin_of[pos] == j)
+            part = [(Fraction(math.comb(o, t) * math.comb(N - o, K - t), math.comb(N, K)), t)
+                    for t in range(0, min(o, K) + 1) if 0 <= K - t <= N - o]
+            laws[j] = [(w1 * w2, t1 + t2) for w1, t1 in laws[j] for w2, t2 in part]
+    return count, sp, laws
+
+
+def reliability(y, p, m: int, binning: str = "width", ties: str = "average"):
+    """Per-bin counts, mean predictions and mean outcomes (None for an empty bin)."""
+    count, sp, laws = bin_laws(y, p, m, binning, ties)
     mean_p = [float(sp[j] / count[j]) if count[j] else None for j in range(m)]
-    mean_y = [float(Fraction(sy[j], count[j])) if count[j] else None for j in range(m)]
+    mean_y = [float(sum(w * t for w, t in laws[j]) / count[j]) if count[j] else None
+              for j in range(m)]
     return count, mean_p, mean_y
+
+
+def patterns_average(inner, y, p, m: int):
+    """Mean of ``inner(y', p_sorted)`` over every arrangement of the outcomes inside each tie
+    group (each group's ``C(N, K)`` choices equally likely), the samples in sorted order.
+
+    The slow definition of ``ties="average"``, to check :func:`bin_laws` on small inputs;
+    ``inner`` is evaluated with ``ties="position"`` semantics on sorted data.
+    """
+    import itertools
+
+    y, p = _ints(y), _floats(p)
+    n = len(p)
+    order = sorted(range(n), key=lambda i: p[i])
+    ps = [p[i] for i in order]
+    ys = [y[i] for i in order]
+    choices = []
+    for a, e in _tie_groups(p):
+        K = sum(ys[a:e])
+        choices.append([(a, e, c) for c in itertools.combinations(range(a, e), K)])
+    total, count = Fraction(0), 0
+    for pick in itertools.product(*choices):
+        yy = [0] * n
+        for a, e, c in pick:
+            for pos in c:
+                yy[pos] = 1
+        total += Fraction(inner(yy, ps, m))
+        count += 1
+    return total / count
 
 
 # --------------------------------------------------------------------------- binary measures
 
 
-def binned_ece(y, p, m: int, power: float = 1, binning: str = "width") -> float:
-    """``( sum_{j: |B_j|>0} |B_j|/n * |pbar_j - ybar_j|^power )^(1/power)``."""
-    count, sp, sy = bin_sums(y, p, m, binning)
+def _mean_abs_power(sp, law, power, exact: bool):
+    if exact:
+        return sum(w * abs(sp - t) ** int(power) for w, t in law)
+    return sum(float(w) * float(abs(sp - t)) ** power for w, t in law)
+
+
+def _ece_inner(y, p, m: int, power, binning: str, ties: str):
+    """``sum_{j: |B_j|>0} |B_j|/n E|pbar_j - ybar_j|^power``: a Fraction for power 1 or 2."""
+    count, sp, laws = bin_laws(y, p, m, binning, ties)
     n = len(_floats(p))
-    if power == 1 or power == 2:
-        total = Fraction(0)
-        for j in range(m):
-            if count[j]:
-                gap = abs(sp[j] / count[j] - Fraction(sy[j], count[j]))
-                total += Fraction(count[j], n) * gap ** int(power)
-        return float(total) if power == 1 else math.sqrt(float(total))
-    total = 0.0
+    exact = power == 1 or power == 2
+    total = Fraction(0) if exact else 0.0
     for j in range(m):
         if count[j]:
-            gap = float(abs(sp[j] / count[j] - Fraction(sy[j], count[j])))
-            total += count[j] / n * gap ** power
+            # |B_j|/n |S_j/|B_j||^power = |B_j|^(1-power) |S_j|^power / n
+            moment = _mean_abs_power(sp[j], laws[j], power, exact)
+            if exact:
+                total += moment / (Fraction(count[j]) ** (int(power) - 1) * n)
+            else:
+                total += count[j] ** (1.0 - power) * moment / n
+    return total
+
+
+def _root(total, power) -> float:
+    if power == 1:
+        return float(total)
+    if power == 2:
+        return math.sqrt(float(total))
     return total ** (1.0 / power)
 
 
-def max_calibration_error(y, p, m: int, binning: str = "width") -> float:
-    """``max_{j: |B_j|>0} |pbar_j - ybar_j|``."""
-    count, sp, sy = bin_sums(y, p, m, binning)
+def binned_ece(y, p, m: int, power: float = 1, binning: str = "width",
+               ties: str = "average") -> float:
+    """``( sum_{j: |B_j|>0} |B_j|/n * E|pbar_j - ybar_j|^power )^(1/power)``.
+
+    The expectation is over the law of each bin's positives (:func:`bin_laws`): a single value
+    unless ties are averaged.
+    """
+    return _root(_ece_inner(y, p, m, power, binning, ties), power)
+
+
+def max_calibration_error(y, p, m: int, binning: str = "width",
+                          ties: str = "average") -> float:
+    """``max_{j: |B_j|>0} E|pbar_j - ybar_j|``."""
+    count, sp, laws = bin_laws(y, p, m, binning, ties)
     best = Fraction(0)
     for j in range(m):
         if count[j]:
-            best = max(best, abs(sp[j] / count[j] - Fraction(sy[j], count[j])))
+            best = max(best, _mean_abs_power(sp[j], laws[j], 1, True) / count[j])
     return float(best)
 
 
-def l1_qece(y, p, m: int) -> float:
-    """Def 2.5, right-hand form: ``1/n sum_j | sum_i I[i in B_j] (p_i - y_i) |``."""
-    y, p = _ints(y), _floats(p)
-    n = len(p)
-    b = equal_mass_bins(p, m)
-    total = Fraction(0)
-    for j in range(m):
-        s = Fraction(0)
-        for i in range(n):
-            if b[i] == j:
-                s += _F(p[i]) - y[i]
-        total += abs(s)
-    return float(total / n)
+def l1_qece(y, p, m: int, ties: str = "average") -> float:
+    """Def 2.5, right-hand form: ``1/n sum_j | sum_i I[i in B_j] (p_i - y_i) |``.
+
+    With ``ties="average"``: its mean over the orders of tied predictions (:func:`bin_laws`).
+    """
+    if ties == "position":
+        y, p = _ints(y), _floats(p)
+        n = len(p)
+        b = equal_mass_bins(p, m)
+        total = Fraction(0)
+        for j in range(m):
+            s = Fraction(0)
+            for i in range(n):
+                if b[i] == j:
+                    s += _F(p[i]) - y[i]
+            total += abs(s)
+        return float(total / n)
+    count, sp, laws = bin_laws(y, p, m, "mass", ties)
+    n = len(_floats(p))
+    return float(sum(_mean_abs_power(sp[j], laws[j], 1, True) for j in range(m)) / n)
 
 
-def l2_qece(y, p, m: int) -> float:
-    """Def 2.5: ``1/n^2 sum_j ( sum_i I[i in B_j] (p_i - y_i) )^2``."""
-    y, p = _ints(y), _floats(p)
-    n = len(p)
-    b = equal_mass_bins(p, m)
-    total = Fraction(0)
-    for j in range(m):
-        s = Fraction(0)
-        for i in range(n):
-            if b[i] == j:
-                s += _F(p[i]) - y[i]
-        total += s * s
-    return float(total / (n * n))
+def l2_qece(y, p, m: int, ties: str = "average") -> float:
+    """Def 2.5: ``1/n^2 sum_j ( sum_i I[i in B_j] (p_i - y_i) )^2`` (mean over tie orders)."""
+    if ties == "position":
+        y, p = _ints(y), _floats(p)
+        n = len(p)
+        b = equal_mass_bins(p, m)
+        total = Fraction(0)
+        for j in range(m):
+            s = Fraction(0)
+            for i in range(n):
+                if b[i] == j:
+                    s += _F(p[i]) - y[i]
+            total += s * s
+        return float(total / (n * n))
+    count, sp, laws = bin_laws(y, p, m, "mass", ties)
+    n = len(_floats(p))
+    return float(sum(_mean_abs_power(sp[j], laws[j], 2, True) for j in range(m)) / (n * n))
 
 
 def ks_calibration_error(y, p) -> float:
@@ -282,34 +394,20 @@ def confidence(measure, y, P, **kwargs) -> float:
     return measure(correct, conf, **kwargs)
 
 
-def tce(y, P, m: int, power: float = 1, binning: str = "width") -> float:
+def tce(y, P, m: int, power: float = 1, binning: str = "width", ties: str = "average") -> float:
     """Def C.1 (paper 003), binned plug-in estimate of TCE_p."""
-    return confidence(binned_ece, y, P, m=m, power=power, binning=binning)
+    return confidence(binned_ece, y, P, m=m, power=power, binning=binning, ties=ties)
 
 
-def cwce(y, P, m: int, power: float = 1, binning: str = "width") -> float:
+def cwce(y, P, m: int, power: float = 1, binning: str = "width", ties: str = "average") -> float:
     """Def C.1 (paper 003): ``( sum_r sum_j |B_rj|/n |pbar_rj - ybar_rj|^p )^(1/p)``.
 
     A sum over classes (no 1/k) with one root outside.
     """
     k = len(P[0])
-    n = len(P)
-    total = 0.0
-    exact = Fraction(0)
-    for r in range(k):
-        count, sp, sy = bin_sums(one_vs_rest(y, r), column(P, r), m, binning)
-        for j in range(m):
-            if count[j]:
-                gap = abs(sp[j] / count[j] - Fraction(sy[j], count[j]))
-                if power in (1, 2):
-                    exact += Fraction(count[j], n) * gap ** int(power)
-                else:
-                    total += count[j] / n * float(gap) ** power
-    if power == 1:
-        return float(exact)
-    if power == 2:
-        return math.sqrt(float(exact))
-    return total ** (1.0 / power)
+    total = sum(_ece_inner(one_vs_rest(y, r), column(P, r), m, power, binning, ties)
+                for r in range(k))
+    return _root(total, power)
 
 
 # --------------------------------------------------------------------------- proper losses

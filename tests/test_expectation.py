@@ -14,13 +14,13 @@ AGGREGATE = {"classwise": calnotes.classwise, "confidence": calnotes.confidence}
 MEASURE = {1: calnotes.l1_qece, 2: calnotes.l2_qece}
 
 
-def _measure(y, y_prob, m, p, aggregation):
+def _measure(y, y_prob, m, p, aggregation, ties="average"):
     if aggregation == "binary":
-        return MEASURE[p](y, y_prob, m)
-    return AGGREGATE[aggregation](MEASURE[p], y, y_prob, n_bins=m)
+        return MEASURE[p](y, y_prob, m, ties=ties)
+    return AGGREGATE[aggregation](MEASURE[p], y, y_prob, n_bins=m, ties=ties)
 
 
-def _enumerate(y_prob, true_prob, m, p, aggregation, measure=None):
+def _enumerate(y_prob, true_prob, m, p, aggregation, measure=None, ties="average"):
     """E[measure] by summing over all outcome vectors (2^n binary, k^n multi-class)."""
     T = np.asarray(true_prob, dtype=float)
     probs = np.column_stack([1 - T, T]) if T.ndim == 1 else T
@@ -31,7 +31,7 @@ def _enumerate(y_prob, true_prob, m, p, aggregation, measure=None):
         weight = np.prod(probs[np.arange(n), y])
         if weight == 0:
             continue
-        value = measure(y) if measure else _measure(y, y_prob, m, p, aggregation)
+        value = measure(y) if measure else _measure(y, y_prob, m, p, aggregation, ties)
         total += weight * value
     return total
 
@@ -54,24 +54,62 @@ def _tied_multiclass(rng, n, k):
 
 # --------------------------------------------------------------------------- exact vs enumeration
 
+@pytest.mark.parametrize("ties", ["average", "position"])
 @pytest.mark.parametrize("p", [1, 2])
 @pytest.mark.parametrize("n, m", [(1, 1), (5, 2), (7, 3), (9, 4), (10, 10)])
-def test_binary_expectation_matches_enumeration(n, m, p):
+def test_binary_expectation_matches_enumeration(n, m, p, ties):
     rng = np.random.default_rng(100 * n + m)
     y_prob, true_prob = _tied_binary(rng, n)
+    exact = _enumerate(y_prob, true_prob, m, p, "binary", ties=ties)
+    got = ex.expected_qece(y_prob, true_prob, m, p=p, ties=ties)
+    assert got == pytest.approx(exact, rel=1e-12, abs=1e-15)
+
+
+def _mixed_tie_case():
+    """Tie groups across every boundary, with unequal truths inside each group."""
+    y_prob = np.array([0.2, 0.2, 0.2, 0.5, 0.5, 0.5, 0.5, 0.7, 0.7])
+    true_prob = np.array([0.0, 0.3, 0.9, 0.1, 0.5, 1.0, 0.6, 0.2, 0.8])
+    return y_prob, true_prob
+
+
+@pytest.mark.parametrize("p", [1, 2])
+@pytest.mark.parametrize("m", [2, 3, 4, 5])
+def test_tie_average_with_unequal_truths_inside_tie_groups(p, m):
+    # The general path of expected_qece: a straddling group's share is a hypergeometric
+    # thinning of its Poisson-binomial count.  Checked against 2^9 outcome vectors, each
+    # scored by the tie-averaged measure; the position rule gives another value.
+    y_prob, true_prob = _mixed_tie_case()
+    groups = ex._mixed_truth_groups(np.sort(y_prob)[:, None], true_prob[:, None],
+                                    ex._bounds(9, m))
+    assert groups[0], "the case must exercise the general path"
     exact = _enumerate(y_prob, true_prob, m, p, "binary")
-    assert ex.expected_qece(y_prob, true_prob, m, p=p) == pytest.approx(exact, rel=1e-12, abs=1e-15)
+    assert ex.expected_qece(y_prob, true_prob, m, p=p) == pytest.approx(exact, rel=1e-12)
+    position = _enumerate(y_prob, true_prob, m, p, "binary", ties="position")
+    assert abs(position - exact) > 1e-6
+
+
+def test_tie_rules_agree_when_truth_is_constant_on_ties():
+    # Outcomes of a group with equal truths are exchangeable: the order does not matter in
+    # distribution, so both rules have the same expectation (the calibrated reference).
+    rng = np.random.default_rng(5)
+    y_prob = np.round(rng.uniform(size=40), 1)
+    for m in (3, 7, 40):
+        for p in (1, 2):
+            a = ex.expected_qece(y_prob, y_prob, m, p=p)
+            b = ex.expected_qece(y_prob, y_prob, m, p=p, ties="position")
+            assert a == pytest.approx(b, rel=1e-13)
 
 
 @pytest.mark.parametrize("aggregation", ["classwise", "confidence"])
+@pytest.mark.parametrize("ties", ["average", "position"])
 @pytest.mark.parametrize("p", [1, 2])
 @pytest.mark.parametrize("n, m", [(4, 3), (6, 4), (7, 2)])
-def test_multiclass_expectation_matches_enumeration(n, m, p, aggregation):
+def test_multiclass_expectation_matches_enumeration(n, m, p, ties, aggregation):
     rng = np.random.default_rng(10 * n + m)
     y_prob, true_prob = _tied_multiclass(rng, n, k=3)
     y_prob[0] = [0.4, 0.4, 0.2]  # a tied argmax: the first maximum is the predicted class
-    exact = _enumerate(y_prob, true_prob, m, p, aggregation)
-    got = ex.expected_qece(y_prob, true_prob, m, p=p, aggregation=aggregation)
+    exact = _enumerate(y_prob, true_prob, m, p, aggregation, ties=ties)
+    got = ex.expected_qece(y_prob, true_prob, m, p=p, aggregation=aggregation, ties=ties)
     assert got == pytest.approx(exact, rel=1e-12, abs=1e-15)
 
 

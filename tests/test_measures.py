@@ -172,12 +172,29 @@ def test_small_ks_and_unbinned_with_ties():
     assert close(cn.unbinned_ece([0, 1, 1, 0], S_P), 0.5, HAND)
 
 
-def test_small_mass_straddling_tie_depends_on_sample_order():
-    # The documented convention: ties ordered by input position.
-    assert close(cn.l1_qece([0, 1, 0, 1], S_P, n_bins=2), 0.15, HAND)
-    assert close(cn.l2_qece([0, 1, 0, 1], S_P, n_bins=2), 0.01125, HAND)
-    assert close(cn.l1_qece([0, 0, 1, 1], S_P, n_bins=2), 0.35, HAND)
-    assert close(cn.l2_qece([0, 0, 1, 1], S_P, n_bins=2), 0.06125, HAND)
+def test_small_mass_straddling_tie_depends_on_sample_order_with_ties_position():
+    # eq. (1) literally (ties="position"): ties ordered by input position.
+    assert close(cn.l1_qece([0, 1, 0, 1], S_P, n_bins=2, ties="position"), 0.15, HAND)
+    assert close(cn.l2_qece([0, 1, 0, 1], S_P, n_bins=2, ties="position"), 0.01125, HAND)
+    assert close(cn.l1_qece([0, 0, 1, 1], S_P, n_bins=2, ties="position"), 0.35, HAND)
+    assert close(cn.l2_qece([0, 0, 1, 1], S_P, n_bins=2, ties="position"), 0.06125, HAND)
+
+
+def test_small_mass_straddling_tie_averaged_by_default():
+    # ties="average" (default): the two orders of the tied 0.5s are equally likely, so both
+    # inputs give the mean of the two values above: l1 (0.15 + 0.35) / 2, l2 (0.01125 +
+    # 0.06125) / 2; the reliability diagram's bins each get half a positive from the tie.
+    for y in ([0, 1, 0, 1], [0, 0, 1, 1]):
+        assert close(cn.l1_qece(y, S_P, n_bins=2), 0.25, HAND)
+        assert close(cn.l2_qece(y, S_P, n_bins=2), 0.03625, HAND)
+        assert close(cn.binned_ece(y, S_P, n_bins=2, binning="mass"), 0.25, HAND)
+        # ECE_2 = sqrt(mean over orders of sum_j |B_j|/n gap_j^2) = sqrt(0.03625 * 2)
+        assert close(cn.binned_ece(y, S_P, n_bins=2, p=2, binning="mass"),
+                     math.sqrt(0.0725), HAND)
+        # per-bin mean gap: bin 1 (|-0.3| + 0.7) / 2 / 2 = 0.25, bin 2 the same
+        assert close(cn.max_calibration_error(y, S_P, n_bins=2, binning="mass"), 0.25, HAND)
+        s = cn.reliability_stats(y, S_P, n_bins=2, binning="mass")
+        assert s["mean_outcome"].tolist() == [0.25, 0.75]
 
 
 def test_ks_ties_enter_together():
@@ -353,12 +370,16 @@ def test_docstring_multiclass_examples_by_hand():
     # Mass, l2: c0 sorted .1/0 .3/0 | .6/0 .7/1: 0.4, 0.3 -> 0.25/16
     #   c1 sorted .2/0 .3/0(row2) | .3/1(row3) .8/1: 0.5, -0.9 -> 1.06/16
     #   c2 sorted .1/0 .1/0 | .1/0(row3) .4/1: 0.2, -0.5 -> 0.29/16
-    #   classwise l2 = (0.25 + 1.06 + 0.29)/48 = 1.6/48 = 1/30
+    #   classwise l2 with ties="position" = (0.25 + 1.06 + 0.29)/48 = 1.6/48 = 1/30
+    #   ties="average": c1's tied .3 pair in the other order gives -0.5, 0.1 -> 0.26, so c1
+    #   averages (1.06 + 0.26)/2 = 0.66; c2's tie holds no positive (no change):
+    #   classwise l2 = (0.25 + 0.66 + 0.29)/48 = 1.2/48
     P = [[0.7, 0.2, 0.1], [0.1, 0.8, 0.1], [0.3, 0.3, 0.4], [0.6, 0.3, 0.1]]
     y = [0, 1, 2, 1]
     assert close(cn.tce(y, P, n_bins=2), 0.175, HAND)
     assert close(cn.cwce(y, P, n_bins=2), 0.35, HAND)
-    assert close(cn.classwise(cn.l2_qece, y, P, n_bins=2), 1 / 30, HAND)
+    assert close(cn.classwise(cn.l2_qece, y, P, n_bins=2, ties="position"), 1 / 30, HAND)
+    assert close(cn.classwise(cn.l2_qece, y, P, n_bins=2), 1.2 / 48, HAND)
 
 
 def test_generic_callable_path_equals_kernel_path():
@@ -618,3 +639,85 @@ def test_sklearn_puts_exact_edges_down_even_where_linspace_is_exact():
     assert s["count"].tolist() == [1, 2]
     assert np.allclose(s["mean_prob"], [0.2, 0.7], rtol=0, atol=HAND)
     assert np.allclose(s["mean_outcome"], [0.0, 0.5], rtol=0, atol=HAND)
+
+
+# ----------------------------------------------------------------------------- ties
+# ties="average" (default) against two brute-force definitions: tests/brute.py's bin_laws
+# (counting outcome arrangements with math.comb) and, on inputs small enough, the literal
+# average over every arrangement of the outcomes inside each tie group (patterns_average).
+
+
+def _tiny_tied_cases():
+    rng = np.random.default_rng(2026)
+    for n in (2, 3, 5, 7, 9):
+        for _ in range(6):
+            p = rng.choice([0.0, 0.25, 0.5, 0.75, 1.0], size=n, p=[0.1, 0.2, 0.4, 0.2, 0.1])
+            y = (rng.random(n) < 0.5).astype(int)
+            for m in sorted({1, 2, 3, n}):
+                if m <= n:
+                    yield y, p, m
+
+
+def test_brute_tie_laws_equal_the_average_over_arrangements():
+    # Checks tests/brute.py itself: the comb-counted laws against full enumeration.
+    for y, p, m in _tiny_tied_cases():
+        for inner, ref in (
+                (lambda yy, ps, mm: brute._ece_inner(yy, ps, mm, 1, "mass", "position"),
+                 brute._ece_inner(y, p, m, 1, "mass", "average")),
+                (lambda yy, ps, mm: brute._ece_inner(yy, ps, mm, 2, "mass", "position"),
+                 brute._ece_inner(y, p, m, 2, "mass", "average"))):
+            assert brute.patterns_average(inner, y, p, m) == ref
+
+
+def test_tie_average_matches_arrangement_enumeration():
+    for y, p, m in _tiny_tied_cases():
+        for power in (1, 2):
+            ref = brute.patterns_average(
+                lambda yy, ps, mm: brute._ece_inner(yy, ps, mm, power, "mass", "position"),
+                y, p, m)
+            got = cn.binned_ece(y, p, n_bins=m, p=power, binning="mass") ** power
+            assert close(got, float(ref), BRUTE), (y, p, m, power)
+
+
+@pytest.mark.parametrize("seed, n, decimals", BINARY_CASES)
+def test_position_ties_match_brute(seed, n, decimals):
+    rng = np.random.default_rng([seed, n, decimals or 0, 3])
+    y, p = _binary_data(rng, n, decimals)
+    for m in _bin_counts(n):
+        for power in (1, 2, 1.5):
+            got = cn.binned_ece(y, p, n_bins=m, p=power, binning="mass", ties="position")
+            ref = brute.binned_ece(y, p, m, power, "mass", ties="position")
+            assert close(got, ref, BRUTE), (m, power)
+        assert close(cn.max_calibration_error(y, p, n_bins=m, binning="mass", ties="position"),
+                     brute.max_calibration_error(y, p, m, "mass", ties="position"), BRUTE)
+        assert close(cn.l1_qece(y, p, n_bins=m, ties="position"),
+                     brute.l1_qece(y, p, m, ties="position"), BRUTE)
+        assert close(cn.l2_qece(y, p, n_bins=m, ties="position"),
+                     brute.l2_qece(y, p, m, ties="position"), BRUTE)
+
+
+def test_ties_argument_is_validated():
+    with pytest.raises(ValueError, match="ties: expected 'average'"):
+        cn.l2_qece([0, 1], [0.5, 0.5], 2, ties="random")
+    with pytest.raises(ValueError, match="ties: expected 'average'"):
+        cn.classwise(cn.l1_qece, [0, 1], [[0.5, 0.5], [0.5, 0.5]], n_bins=2, ties="first")
+
+
+def test_H1_label_sorted_file_gives_the_shuffled_value():
+    """H1: a calibrated 3-valued predictor, rows sorted by label, scored 28-47x its reference
+    on the equal-mass measures (ties ordered by position leak the labels into the bins)."""
+    rng = np.random.default_rng(1)
+    values = np.array([0.2, 0.5, 0.8])
+    p = values[rng.integers(0, 3, 1000)]
+    y = (rng.random(1000) < p).astype(int)
+    P = np.column_stack([1 - p, p])
+    by_label = np.argsort(y, kind="stable")
+    shuffled = rng.permutation(1000)
+    for measure in (cn.l1_qece, cn.l2_qece):
+        for lift in (cn.classwise, cn.confidence):
+            a = lift(measure, y[by_label], P[by_label], n_bins=10)
+            b = lift(measure, y[shuffled], P[shuffled], n_bins=10)
+            assert close(a, b, 1e-12), (measure.__name__, lift.__name__)
+            # and the position rule does leak: the label-sorted value is far larger
+            a_pos = lift(measure, y[by_label], P[by_label], n_bins=10, ties="position")
+            assert a_pos > 3 * a

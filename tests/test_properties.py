@@ -55,13 +55,16 @@ def width_measures(y, p, m):
     }
 
 
-def mass_measures(y, p, m):
+def mass_measures(y, p, m, ties="average"):
+    s = cn.reliability_stats(y, p, n_bins=m, binning="mass", ties=ties)
     return {
-        "ece1": cn.binned_ece(y, p, n_bins=m, binning="mass"),
-        "ece2": cn.binned_ece(y, p, n_bins=m, p=2, binning="mass"),
-        "mce": cn.max_calibration_error(y, p, n_bins=m, binning="mass"),
-        "l1": cn.l1_qece(y, p, n_bins=m),
-        "l2": cn.l2_qece(y, p, n_bins=m),
+        "ece1": cn.binned_ece(y, p, n_bins=m, binning="mass", ties=ties),
+        "ece2": cn.binned_ece(y, p, n_bins=m, p=2, binning="mass", ties=ties),
+        "ece1.5": cn.binned_ece(y, p, n_bins=m, p=1.5, binning="mass", ties=ties),
+        "mce": cn.max_calibration_error(y, p, n_bins=m, binning="mass", ties=ties),
+        "l1": cn.l1_qece(y, p, n_bins=m, ties=ties),
+        "l2": cn.l2_qece(y, p, n_bins=m, ties=ties),
+        **{f"mean_outcome{j}": v for j, v in enumerate(s["mean_outcome"])},
     }
 
 
@@ -94,7 +97,67 @@ def test_mass_invariant_under_permutation_when_predictions_distinct(data, rnd):
     y, p, m = data
     perm = list(range(len(p)))
     rnd.shuffle(perm)
+    assert_same(mass_measures(y, p, m, "position"), mass_measures(y[perm], p[perm], m, "position"))
+    assert_same(mass_measures(y, p, m), mass_measures(y, p, m, "position"))
+
+
+@given(binary_with_m(), st.randoms(use_true_random=False))
+def test_mass_invariant_under_any_row_permutation_with_ties_averaged(data, rnd):
+    """Issue 12 / H1: with the default ties="average" no equal-mass measure depends on the
+    order of the rows, ties or not."""
+    y, p, m = data
+    perm = list(range(len(p)))
+    rnd.shuffle(perm)
     assert_same(mass_measures(y, p, m), mass_measures(y[perm], p[perm], m))
+
+
+@st.composite
+def multiclass_with_m(draw, max_n=12, max_k=4):
+    n = draw(st.integers(1, max_n))
+    k = draw(st.integers(2, max_k))
+    grid = draw(st.sampled_from([2, 4, 10]))
+    counts = draw(st.lists(st.lists(st.integers(0, grid), min_size=k, max_size=k)
+                           .filter(lambda row: sum(row) > 0), min_size=n, max_size=n))
+    P = np.array(counts, dtype=float)
+    P /= P.sum(axis=1, keepdims=True)
+    y = np.array(draw(st.lists(st.integers(0, k - 1), min_size=n, max_size=n)))
+    m = draw(st.integers(1, n))
+    return y, P, m
+
+
+@given(multiclass_with_m(), st.randoms(use_true_random=False))
+def test_aggregated_measures_and_exact_references_invariant_under_row_permutation(data, rnd):
+    """Every equal-mass measure, class-wise and confidence, and every exact reference
+    (expected_qece with p = 1, 2; expected_binned_ece and the folded-normal approximation
+    with equal-mass bins), under a row permutation, with the truth a perturbation of the
+    predictions (unequal truths inside tie groups take the general path)."""
+    y, P, m = data
+    n, k = P.shape
+    perm = list(range(n))
+    rnd.shuffle(perm)
+    T = 0.5 * P + 0.5 * np.roll(P, 1, axis=1)          # rows still sum to one
+
+    def values(y, P, T):
+        out = {}
+        for name, lift in (("cw", cn.classwise), ("conf", cn.confidence)):
+            out[f"{name}.l1"] = lift(cn.l1_qece, y, P, n_bins=m)
+            out[f"{name}.l2"] = lift(cn.l2_qece, y, P, n_bins=m)
+            out[f"{name}.ece"] = lift(cn.binned_ece, y, P, n_bins=m, binning="mass")
+            out[f"{name}.ece2"] = lift(cn.binned_ece, y, P, n_bins=m, p=2, binning="mass")
+        out["cwce"] = cn.cwce(y, P, n_bins=m, binning="mass")
+        out["tce"] = cn.tce(y, P, n_bins=m, binning="mass")
+        for agg in ("classwise", "confidence"):
+            for truth_name, truth in (("self", P), ("other", T)):
+                for p in (1, 2):
+                    out[f"E.{agg}.{truth_name}.{p}"] = cn.expected_qece(
+                        P, truth, m, p=p, aggregation=agg)
+                out[f"Eece.{agg}.{truth_name}"] = cn.expected_binned_ece(
+                    P, truth, m, binning="mass", aggregation=agg)
+                out[f"fn.{agg}.{truth_name}"] = cn.folded_normal_l1_approximation(
+                    P, truth, m, aggregation=agg)
+        return out
+
+    assert_same(values(y, P, T), values(y[perm], P[perm], T[perm]))
 
 
 def _tie_order_preserving(p, perm):
@@ -116,19 +179,19 @@ def _tie_order_preserving(p, perm):
 
 @given(binary_with_m(), st.randoms(use_true_random=False))
 def test_mass_invariant_under_tie_order_preserving_permutation(data, rnd):
-    # Eq. (1) with the documented tie rule depends on the sample order only through the
-    # order of tied predictions: keep that and the bins (as sets of samples) are the same.
+    # Eq. (1) with ties="position" depends on the sample order only through the order of
+    # tied predictions: keep that and the bins (as sets of samples) are the same.
     y, p, m = data
     perm = list(range(len(p)))
     rnd.shuffle(perm)
     perm = _tie_order_preserving(p, perm)
-    assert_same(mass_measures(y, p, m), mass_measures(y[perm], p[perm], m))
+    assert_same(mass_measures(y, p, m, "position"), mass_measures(y[perm], p[perm], m, "position"))
     # The bin of each sample moves with the sample.
     assert np.array_equal(cn.equal_mass_bins(p, m)[perm], cn.equal_mass_bins(p[perm], m))
 
 
-def test_mass_value_can_change_when_straddling_ties_are_reordered():
-    # The documented price of the convention.  p = [0.2, 0.5, 0.5, 0.8], m = 2 (sizes 2, 2):
+def test_mass_value_can_change_when_straddling_ties_are_reordered_with_ties_position():
+    # The price of eq. (1) taken literally (ties="position").  p = [0.2, 0.5, 0.5, 0.8], m = 2 (sizes 2, 2):
     # the tie 0.5 straddles the boundary.  y = [0, 1, 0, 1]:
     #   B1 = {0.2/0, 0.5/1}: -0.3 ; B2 = {0.5/0, 0.8/1}: 0.3    -> l2 = 0.18/16
     # Swap the two tied samples (a permutation of the data set!):
@@ -136,8 +199,12 @@ def test_mass_value_can_change_when_straddling_ties_are_reordered():
     p = np.array([0.2, 0.5, 0.5, 0.8])
     y = np.array([0, 1, 0, 1])
     perm = [0, 2, 1, 3]
-    a, b = cn.l2_qece(y, p, n_bins=2), cn.l2_qece(y[perm], p[perm], n_bins=2)
+    a = cn.l2_qece(y, p, n_bins=2, ties="position")
+    b = cn.l2_qece(y[perm], p[perm], n_bins=2, ties="position")
     assert abs(a - 0.18 / 16) <= TOL and abs(b - 0.98 / 16) <= TOL
+    # ties="average": both orders give their mean, (0.18 + 0.98) / 32
+    for yy, pp in ((y, p), (y[perm], p[perm])):
+        assert abs(cn.l2_qece(yy, pp, n_bins=2) - 1.16 / 32) <= TOL
     # ... while width bins, KS and the unbinned ECE do not see the reordering.
     assert cn.binned_ece(y, p, n_bins=2) == cn.binned_ece(y[perm], p[perm], n_bins=2)
     assert cn.ks_calibration_error(y, p) == cn.ks_calibration_error(y[perm], p[perm])
@@ -263,8 +330,9 @@ def test_zero_for_perfectly_calibrated_predictor(groups, data):
     m_mass = data.draw(st.sampled_from([d for d in range(1, g + 1) if g % d == 0]),
                        label="m (mass)")
     note(f"n={n}, g={g}, m_mass={m_mass}")
-    for value in mass_measures(y, p, m_mass).values():
-        assert abs(value) <= TOL
+    for key, value in mass_measures(y, p, m_mass).items():
+        if not key.startswith("mean_outcome"):
+            assert abs(value) <= TOL, key
     for value in binless(y, p).values():
         assert abs(value) <= TOL
 
@@ -277,7 +345,10 @@ def test_zero_for_calibrated_multiclass_predictor():
     # same; c2 has 0.5 (4N, 2N) and 0.0 (2N, 0).  Confidence: every top probability is 0.5
     # (argmax class 2, resp. class 0 by the first-index rule) and right half of the time.
     # Mass bins with m = 3 cut at multiples of 2N = 4 rows, which keep every chunk balanced
-    # (the label cycles have length 4 and 2); m = 1 trivially.
+    # (the label cycles have length 4 and 2) -- in this input order, so with ties="position";
+    # m = 1 trivially.  With ties="average" the tie groups that straddle a boundary are split
+    # at random, a random share of a balanced group is not balanced, and the measures are
+    # positive: m = 3 there gives the mean over orders, not the luck of one order.
     N = 2
     P = [[0.25, 0.25, 0.5]] * (4 * N) + [[0.5, 0.5, 0.0]] * (2 * N)
     y = [0, 1, 2, 2] * N + [0, 1] * N
@@ -287,10 +358,13 @@ def test_zero_for_calibrated_multiclass_predictor():
         assert abs(cn.tce(y, P, n_bins=m, p=2)) <= TOL
         assert abs(cn.cwce(y, P, n_bins=m)) <= TOL
     for m in (1, 3):
+        ties = "average" if m == 1 else "position"
         for measure in (cn.l1_qece, cn.l2_qece):
-            assert abs(cn.classwise(measure, y, P, n_bins=m)) <= TOL
-            assert abs(cn.confidence(measure, y, P, n_bins=m)) <= TOL
-        assert abs(cn.cwce(y, P, n_bins=m, binning="mass")) <= TOL
+            assert abs(cn.classwise(measure, y, P, n_bins=m, ties=ties)) <= TOL
+            assert abs(cn.confidence(measure, y, P, n_bins=m, ties=ties)) <= TOL
+        assert abs(cn.cwce(y, P, n_bins=m, binning="mass", ties=ties)) <= TOL
+    for measure in (cn.l1_qece, cn.l2_qece):
+        assert cn.classwise(measure, y, P, n_bins=3) > 1e-3
     for measure in (cn.ks_calibration_error, cn.unbinned_ece):
         assert abs(cn.classwise(measure, y, P)) <= TOL
         assert abs(cn.confidence(measure, y, P)) <= TOL

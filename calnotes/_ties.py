@@ -1,0 +1,245 @@
+"""Tie groups across equal-mass bin boundaries, averaged over random orders: the numerics.
+
+Setting.  A column of predictions is sorted; equal-mass bins cut the sorted positions (eq. (1)
+of the truthfulness paper).  A *tie group* of ``N`` equal predictions that straddles a bin
+boundary puts ``o`` of its members into a bin.  Under a uniformly random order of the group's
+members, *which* members land there is a uniform random ``o``-subset, so the number of positive
+outcomes the bin receives from the group is hypergeometric: ``H ~ Hyp(N, K, o)`` when the group
+holds ``K`` positives.  A bin meets at most two straddling groups (one at each end; a bin inside
+a single group meets only that one), and different groups are ordered independently, so a bin's
+signed bias ``S = c - H_1 - H_2`` (``c`` the deterministic part) has an explicit law.
+
+This module computes, vectorised over *rows* (one row per sample, or per Monte Carlo
+replication, sharing the same ``N`` and ``o`` but with their own ``K`` and ``c``):
+
+* :func:`hypergeom_pmf_rows` -- the pmf of ``Hyp(N, K, o)`` on ``0..o``, numpy only, from the
+  ratio recurrence summed outwards from the mode (no ``lgamma`` of large arguments);
+* :func:`expected_abs_power` -- ``E|c - H_1 - H_2|^p``: closed form for ``p = 2`` (mean and
+  variance), a CDF sweep for ``p = 1`` (``O(o_1 + o_2)`` per row), direct sums otherwise.
+
+Used by :mod:`calnotes._binstats` (the measures, ``ties="average"``) and
+:mod:`calnotes.expectation` (exact expectations and Monte Carlo under the same rule).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["TIES", "check_ties", "straddling_groups", "hypergeom_pmf_rows", "hypergeom_mean_var",
+           "hypergeom_mean_var_arrays",
+           "expected_abs_power"]
+
+#: Accepted values of the ``ties`` argument of every equal-mass measure.
+TIES = ("average", "position")
+
+
+def check_ties(ties) -> str:
+    """Validate the ``ties`` argument.
+
+    Examples
+    --------
+    >>> check_ties("average")
+    'average'
+    """
+    if ties not in TIES:
+        raise ValueError(f"ties: expected 'average' (the default: the exact mean over random"
+                         f" orders of tied predictions) or 'position' (eq. (1) with ties in"
+                         f" input order), got {ties!r}")
+    return ties
+
+
+def straddling_groups(xs: np.ndarray, bounds: np.ndarray) -> list:
+    """The tie groups of a sorted column that cross an equal-mass bin boundary.
+
+    Parameters
+    ----------
+    xs : ndarray, shape (n,)
+        Sorted predictions.
+    bounds : ndarray of int, shape (m + 1,)
+        First sorted position of each bin, then ``n`` (eq. (1)).
+
+    Returns
+    -------
+    list of ``(a, e, overlaps)``
+        Sorted positions ``[a, e)`` of each such group, in increasing order, and its overlaps
+        ``[(bin j, o_j), ...]`` with the bins it meets.
+
+    Examples
+    --------
+    >>> straddling_groups(np.array([0.1, 0.5, 0.5, 0.5, 0.9, 0.9]), np.array([0, 2, 4, 6]))
+    [(1, 4, [(0, 1), (1, 2)])]
+    """
+    inner = bounds[1:-1]
+    cut = inner[xs[inner - 1] == xs[inner]]
+    if cut.size == 0:
+        return []
+    values = np.unique(xs[cut])
+    lefts = np.searchsorted(xs, values, side="left")
+    rights = np.searchsorted(xs, values, side="right")
+    n, m = xs.shape[0], bounds.shape[0] - 1
+    groups = []
+    for a, e in zip(lefts.tolist(), rights.tolist()):
+        j_lo = ((a + 1) * m + n - 1) // n - 1          # bin of sorted position a (eq. (1))
+        j_hi = (e * m + n - 1) // n - 1                # bin of sorted position e - 1
+        overlaps = [(j, min(e, int(bounds[j + 1])) - max(a, int(bounds[j])))
+                    for j in range(j_lo, j_hi + 1)]
+        groups.append((a, e, overlaps))
+    return groups
+
+
+def hypergeom_mean_var(N: int, K, o: int):
+    """Mean and variance of ``Hyp(N, K, o)`` (``o`` draws without replacement, ``K`` successes).
+
+    Examples
+    --------
+    >>> hypergeom_mean_var(4, 2, 2)
+    (1.0, 0.3333333333333333)
+    """
+    K = np.asarray(K, dtype=np.float64)
+    frac = K / N
+    mean = o * frac
+    var = o * frac * (1.0 - frac) * (N - o) / (N - 1) if N > 1 else np.zeros_like(frac)
+    if mean.ndim == 0:
+        return float(mean), float(var)
+    return mean, var
+
+
+def hypergeom_mean_var_arrays(N, K, o):
+    """:func:`hypergeom_mean_var` elementwise for arrays ``N``, ``K``, ``o`` of one shape.
+
+    Examples
+    --------
+    >>> [v.tolist() for v in hypergeom_mean_var_arrays([4, 1], [2, 1], [2, 1])]
+    [[1.0, 1.0], [0.3333333333333333, 0.0]]
+    """
+    N, K, o = (np.asarray(a, dtype=np.float64) for a in (N, K, o))
+    frac = K / N
+    with np.errstate(invalid="ignore", divide="ignore"):
+        finite = np.where(N > 1, (N - o) / (N - 1), 0.0)
+    return o * frac, o * frac * (1.0 - frac) * finite
+
+
+def hypergeom_pmf_rows(N: int, K, o: int) -> np.ndarray:
+    """``P(H = t)`` for ``t = 0..o``, ``H ~ Hyp(N, K_r, o)``, one row per entry of ``K``.
+
+    Parameters
+    ----------
+    N : int
+        Group size (``N >= 1``).
+    K : array_like of int, shape (R,)
+        Successes in the group, ``0 <= K_r <= N``.
+    o : int
+        Draws, ``0 <= o <= N``.
+
+    Returns
+    -------
+    numpy.ndarray, shape (R, o + 1)
+        Zero outside each row's support ``max(0, o - N + K) .. min(o, K)``.
+
+    Notes
+    -----
+    ``log P(t+1) - log P(t) = log((K-t)(o-t)) - log((t+1)(N-K-o+t+1))``, summed outwards from
+    the mode so that the partial sums stay small where the mass is; entries more than about
+    ``e^-745`` below the mode underflow to zero.  Each row sums to one up to rounding.
+
+    Examples
+    --------
+    >>> hypergeom_pmf_rows(4, [2], 2).round(12).tolist()   # C(2,t) C(2,2-t) / C(4,2)
+    [[0.166666666667, 0.666666666667, 0.166666666667]]
+    """
+    K = np.atleast_1d(np.asarray(K, dtype=np.int64))
+    R = K.shape[0]
+    if o == 0:
+        return np.ones((R, 1))
+    t = np.arange(o + 1, dtype=np.float64)[None, :]
+    Kf = K[:, None].astype(np.float64)
+    lo = np.maximum(0, o - (N - K))[:, None]
+    hi = np.minimum(o, K)[:, None]
+    # inc[t] = log P(t+1) - log P(t), valid for lo <= t < hi
+    step = (t >= lo) & (t < hi)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        inc = (np.log(np.where(step, (Kf - t) * (o - t), 1.0))
+               - np.log(np.where(step, (t + 1.0) * (N - Kf - o + t + 1.0), 1.0)))
+    mode = np.clip(np.floor((o + 1.0) * (Kf + 1.0) / (N + 2.0)), lo, hi).astype(np.int64)
+    idx = np.arange(o + 1)[None, :]
+    # forward: log P(t) - log P(mode) = sum_{s = mode}^{t-1} inc[s]  (t > mode)
+    fwd = np.cumsum(np.where(idx >= mode, inc, 0.0), axis=1)
+    logp = np.zeros((R, o + 1))
+    logp[:, 1:] = np.where(idx[:, 1:] > mode, fwd[:, :-1], 0.0)
+    # backward: log P(t) - log P(mode) = -sum_{s = t}^{mode-1} inc[s]  (t < mode)
+    back = np.cumsum(np.where(idx < mode, inc, 0.0)[:, ::-1], axis=1)[:, ::-1]
+    logp = np.where(idx < mode, -back, logp)
+    inside = (idx >= lo) & (idx <= hi)
+    w = np.where(inside, np.exp(np.where(inside, logp, 0.0)), 0.0)
+    return w / w.sum(axis=1, keepdims=True)
+
+
+def _unique_pmfs(N: int, K: np.ndarray, o: int) -> np.ndarray:
+    """:func:`hypergeom_pmf_rows` computed once per distinct ``K``."""
+    uniq, inverse = np.unique(K, return_inverse=True)
+    return hypergeom_pmf_rows(N, uniq, o)[inverse.ravel()]
+
+
+def expected_abs_power(c, parts, p: float) -> np.ndarray:
+    r"""``E|c_r - H_{1r} - H_{2r}|^p`` for independent hypergeometric parts, row by row.
+
+    Parameters
+    ----------
+    c : array_like, shape (R,)
+        Deterministic part of the bin's signed bias.
+    parts : sequence of 0, 1 or 2 tuples ``(N, K, o)``
+        ``N`` and ``o`` integers shared by all rows; ``K`` an int array of shape (R,).
+    p : float
+        Exponent, ``p >= 1``.
+
+    Returns
+    -------
+    numpy.ndarray, shape (R,)
+
+    Examples
+    --------
+    >>> # a group of 4 with 2 positives, 2 of them in the bin; c = 1: E|1 - H| = 2 * 1/6
+    >>> float(expected_abs_power([1.0], [(4, [2], 2)], 1)[0].round(12))
+    0.333333333333
+    """
+    c = np.atleast_1d(np.asarray(c, dtype=np.float64))
+    parts = [(int(N), np.broadcast_to(np.asarray(K, dtype=np.int64), c.shape), int(o))
+             for N, K, o in parts]
+    if not parts:
+        return np.abs(c) ** p
+    if p == 2:
+        mean = c.copy()
+        var = np.zeros_like(c)
+        for N, K, o in parts:
+            mu, v = hypergeom_mean_var(N, K, o)
+            mean -= mu
+            var += v
+        return mean ** 2 + var
+    if len(parts) == 1:
+        N, K, o = parts[0]
+        w = _unique_pmfs(N, K, o)
+        h = np.arange(o + 1, dtype=np.float64)
+        return (w * np.abs(c[:, None] - h[None, :]) ** p).sum(axis=1)
+    (N1, K1, o1), (N2, K2, o2) = sorted(parts, key=lambda part: part[2])
+    w1 = _unique_pmfs(N1, K1, o1)
+    w2 = _unique_pmfs(N2, K2, o2)
+    h1 = np.arange(o1 + 1, dtype=np.float64)
+    if p == 1:
+        # E|t - H2| = t (2 F(s) - 1) - 2 M(s) + E H2, s = floor(t): F, M the cdf and partial mean
+        h2 = np.arange(o2 + 1, dtype=np.float64)
+        F = np.cumsum(w2, axis=1)
+        M = np.cumsum(w2 * h2[None, :], axis=1)
+        EH = M[:, -1:]
+        t = c[:, None] - h1[None, :]                                   # (R, o1 + 1)
+        s = np.clip(np.floor(t), -1, o2).astype(np.int64)
+        safe = np.maximum(s, 0)
+        Fs = np.where(s >= 0, np.take_along_axis(F, safe, axis=1), 0.0)
+        Ms = np.where(s >= 0, np.take_along_axis(M, safe, axis=1), 0.0)
+        g = t * (2.0 * Fs - 1.0) - 2.0 * Ms + EH
+        return (w1 * g).sum(axis=1)
+    out = np.empty(c.shape[0])
+    for r in range(c.shape[0]):
+        w = np.convolve(w1[r], w2[r])
+        h = np.arange(w.shape[0], dtype=np.float64)
+        out[r] = (w * np.abs(c[r] - h) ** p).sum()
+    return out
