@@ -94,17 +94,26 @@ class BinStats:
         parts = self.parts
         if parts.size == 0:
             return out
+        # Bins with the same shape of parts (the (N, o) of each part, in order) are computed
+        # together, one vectorised call per shape: heavy ties (e.g. a long run of zeros in
+        # every class column) give many bins but few shapes.
         key = parts.col * bias.shape[1] + parts.bin
         order = np.argsort(key, kind="stable")
         key = key[order]
         starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
         ends = np.r_[starts[1:], key.shape[0]]
-        for s, e in zip(starts, ends):
+        shapes: dict = {}
+        for s, e in zip(starts.tolist(), ends.tolist()):
             idx = order[s:e]
-            col, j = int(parts.col[idx[0]]), int(parts.bin[idx[0]])
-            pieces = [(parts.N[q], [parts.K[q]], parts.o[q]) for q in idx]
-            c = self.sum_prob[col, j] - self.fixed_outcome[col, j]
-            out[col, j] = _ties.expected_abs_power([c], pieces, p)[0]
+            shape = tuple((int(parts.N[q]), int(parts.o[q])) for q in idx)
+            shapes.setdefault(shape, []).append(idx)
+        fixed = self.fixed_outcome
+        for shape, members in shapes.items():
+            rows = np.array(members)                                   # (bins, parts)
+            cols, js = parts.col[rows[:, 0]], parts.bin[rows[:, 0]]
+            c = self.sum_prob[cols, js] - fixed[cols, js]
+            pieces = [(N, parts.K[rows[:, i]], o) for i, (N, o) in enumerate(shape)]
+            out[cols, js] = _ties.expected_abs_power(c, pieces, p)
         return out
 
 
