@@ -17,13 +17,29 @@ Equal mass, ``m`` bins (eq. (1) of the truthfulness paper)
     Sort the predictions ascending; the sample in (1-indexed) sorted position ``i`` goes to
     bin ``ceil(i * m / n)``, i.e. bin ``j`` holds positions ``(j-1) n / m < i <= j n / m``.
     Bin sizes are ``floor(j n / m) - floor((j-1) n / m)``: they differ by at most one and are
-    all positive when ``m <= n``, also when ``m`` does not divide ``n``.  **Ties** are ordered
-    by the order in which the samples were given (a stable sort): never by outcome, so the
-    bins depend on the predictions and the sample order only.  A group of equal predictions
-    can therefore straddle a bin boundary, exactly as eq. (1) allows.  This keeps the
-    expected-value identities of Thm 2.6 exact (bins are independent of the outcomes); the
-    price is that, with ties straddling a boundary, a measure's value can change when the
-    samples are permuted (its distribution cannot).
+    all positive when ``m <= n``, also when ``m`` does not divide ``n``.
+
+    **Ties.**  A group of equal predictions can straddle a bin boundary, exactly as eq. (1)
+    allows, and eq. (1) alone does not say which of the tied samples go to which bin.  Ties are
+    never ordered by outcome (that would break Thm 2.6).  Every equal-mass measure takes
+    ``ties=``:
+
+    ``"average"`` (default)
+        Every order of the tied samples is equally likely and the measure is its exact mean
+        over them: the ``o`` members of a group of ``N`` (with ``K`` positives) that fall in a
+        bin bring a ``Hyp(N, K, o)`` number of positives, so the mean needs only hypergeometric
+        laws (:mod:`calnotes._ties`), not an enumeration of orders.  The value does not depend
+        on the order of the rows -- a file sorted by label gives the same number as a shuffled
+        one -- and the average of truthful measures is truthful (chapter *The measures*,
+        ``prop-tie-average``).  ``binned_ece`` with ``p != 1`` averages ``ECE_p^p`` before the
+        root; ``max_calibration_error`` takes the maximum of each bin's mean gap.
+    ``"position"``
+        Ties are ordered by input position (a stable sort), eq. (1) taken literally: the bins
+        depend on the predictions and the row order, so with straddling ties the value of a
+        measure changes when rows are permuted (its distribution does not, as long as the row
+        order is independent of the outcomes).
+
+    :func:`equal_mass_bins` returns the hard assignment of the ``"position"`` rule.
 
 Both functions return 0-indexed bin numbers ``0 .. m-1`` in the order of the input.
 """
@@ -144,7 +160,9 @@ def equal_mass_bins(y_prob, n_bins: int) -> np.ndarray:
     -------
     numpy.ndarray of intp, shape (n,)
         Bin numbers ``0..m-1`` in input order.  Ties are ordered by input position (stable
-        sort), so equal predictions may fall in two adjacent bins.
+        sort, the ``ties="position"`` rule), so equal predictions may fall in two adjacent
+        bins; the measures' default ``ties="average"`` instead averages over the orders of
+        such ties (module docstring).
 
     Notes
     -----

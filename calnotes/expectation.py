@@ -2,8 +2,8 @@
 
 Setting (truthfulness paper, Def 2.3): the predictions ``p_1..p_n`` are fixed and the outcomes
 are drawn independently, ``y_i ~ p*_i`` (``Ber(p*_i)`` for a binary problem, the categorical
-distribution ``p*_i`` for ``k`` classes).  Equal-mass bins depend on the predictions only (ties
-ordered by input position, :mod:`calnotes.binning`), so each bin's signed bias
+distribution ``p*_i`` for ``k`` classes).  Equal-mass bins depend on the predictions only, so
+for a fixed order of tied predictions (``ties="position"``) each bin's signed bias
 ``S_j = sum_{i in B_j} (p_i - y_i)`` is a sum of independent terms and
 
 * ``E[S_j^2] = (sum_{B_j} (p_i - p*_i))^2 + sum_{B_j} p*_i (1 - p*_i)`` (squared bias plus
@@ -11,6 +11,13 @@ ordered by input position, :mod:`calnotes.binning`), so each bin's signed bias
 * ``E|S_j|`` needs the distribution of the bin's positive count ``sum_{B_j} y_i``, a
   Poisson-binomial law, computed exactly by convolution (:func:`poisson_binomial_pmf`), all
   bins of all columns at once.
+
+Under the default ``ties="average"`` (:mod:`calnotes.binning`) a tie group straddling a bin
+boundary contributes a uniformly random subset of its members instead: when the truths inside the
+group are equal its outcomes are exchangeable and nothing changes; otherwise the bin's mean and
+variance gain the finite-population terms, and its law a hypergeometric thinning
+(:func:`expected_qece`).  The Monte Carlo engine evaluates the tie-averaged measure on every
+replication, as :func:`calnotes.l2_qece` does.
 
 Multi-class problems reduce to binary columns (Defs 2.7 and 2.8): class-wise aggregation
 averages the per-class binary expectations (linearity of expectation; the indicators

@@ -320,7 +320,10 @@ def _check_matrix(y_prob, return_argmax=False):
             raise
         raise ValueError(
             f"y_prob: expected a (n, k) matrix of class probabilities, got shape"
-            f" {np.shape(y_prob)}; for a binary problem call the measure directly") from None
+            f" {np.shape(y_prob)}. For a binary problem with p = P(y=1): binned_ece(y, p) (or"
+            " l2_qece(y, p, m), ...) measures P(y=1) itself, the usual binary ECE; the top-label"
+            " (confidence) and class-wise aggregations are different quantities -- pass"
+            " np.column_stack([1 - p, p]) to compute those") from None
 
 
 def _multiclass_problem(y_true, y_prob):
@@ -353,8 +356,27 @@ def _per_class(measure, y, P, kwargs):
     kernel = getattr(measure, "_columns", None)
     if kernel is not None:
         return kernel(P, _binstats.positives_by_class(y, k), **_kernel_kwargs(measure, P, kwargs))
-    return np.array([measure((y == r).astype(np.int64), P[:, r], **kwargs) for r in range(k)],
-                    dtype=np.float64)
+    return np.array([_call_binary(measure, (y == r).astype(np.int64), P[:, r], kwargs)
+                     for r in range(k)], dtype=np.float64)
+
+
+def _call_binary(measure, y, p, kwargs) -> float:
+    """``measure(y, p, **kwargs)`` for a user-supplied binary measure, checked to give a number."""
+    name = getattr(measure, "__name__", repr(measure))
+    if not callable(measure):
+        raise TypeError(f"measure: expected a binary measure f(y_true, y_prob, **kwargs), got"
+                        f" {measure!r}")
+    try:
+        value = measure(y, p, **kwargs)
+    except TypeError as exc:
+        raise TypeError(f"measure {name}: calling it as {name}(y_true, y_prob"
+                        f"{''.join(', ' + k + '=...' for k in kwargs)}) failed ({exc}); classwise"
+                        " and confidence expect a binary measure such as calnotes.l2_qece") from None
+    if np.ndim(value) != 0 or not isinstance(np.asarray(value).item(), numbers.Real) \
+            or isinstance(np.asarray(value).item(), bool):
+        raise TypeError(f"measure {name}: returned {value!r}, not a number; classwise and"
+                        " confidence expect a binary measure f(y_true, y_prob) -> float")
+    return float(value)
 
 
 def classwise(measure: Callable, y_true, y_prob, *, per_class: bool = False, **kwargs):
@@ -435,7 +457,7 @@ def confidence(measure: Callable, y_true, y_prob, **kwargs) -> float:
     if kernel is not None:
         Pc = conf[:, None]
         return float(kernel(Pc, [np.flatnonzero(correct)], **_kernel_kwargs(measure, Pc, kwargs))[0])
-    return float(measure(correct, conf, **kwargs))
+    return _call_binary(measure, correct, conf, kwargs)
 
 
 def tce(y_true, y_prob, n_bins: int = 15, *, p: float = 1, binning: str = "width",

@@ -42,9 +42,11 @@ the features and the outcomes.  Three estimators, from cheapest to most literal:
 Why class counts suffice.  In the column of class ``r`` the predictions of ``f1`` (and ``f2``)
 take three values: ``0`` (rows with ``x`` not in ``{r-1, r}``, truth 0), a low value (rows with
 ``x = r - 1``, truth ``eps1``) and a high value (rows with ``x = r``, truth ``1 - eps1``).  Within
-each tie group the (prediction, truth) pairs are identical, so the stable sort of
-:mod:`calnotes.binning` puts the groups in the order zeros, low, high and the bins of eq. (1)
-see only the group sizes ``(N_{r-1}, N_r)``.  The confidence problems of ``f1`` and ``f2`` do not
+each tie group the (prediction, truth) pairs are identical, so the sorted order puts the groups
+in the order zeros, low, high and the bins of eq. (1) see only the group sizes
+``(N_{r-1}, N_r)``; the outcomes inside a group are exchangeable, so the tie rule
+(:mod:`calnotes.binning`, ``ties="average"`` or ``"position"``) does not change any
+expectation.  The confidence problems of ``f1`` and ``f2`` do not
 depend on ``x`` at all (every sample has confidence ``1 - eps1 (- eps2)`` and truth
 ``1 - eps1``), and the constant predictors ``f3``, ``f4`` have bins that do not depend on ``x``, so
 their outcomes are, marginally, i.i.d. uniform labels.

@@ -1,0 +1,117 @@
+"""Regression tests for the measure-level findings of the input/output review
+(../shared/input-findings.md): H1 (ties and row order), M7 (binary semantics in messages),
+M17 (equal-width bins may outnumber the samples), L23 (a non-measure passed to an aggregation).
+
+Each test is named after its finding and fails on commit 2ee615c.
+"""
+
+import numpy as np
+import pytest
+
+import calnotes as cn
+
+
+def close(a, b, tol):
+    return abs(a - b) <= tol * max(1.0, abs(b))
+
+
+def _three_valued_calibrated(n=1000, seed=1):
+    rng = np.random.default_rng(seed)
+    p = np.array([0.2, 0.5, 0.8])[rng.integers(0, 3, n)]
+    y = (rng.random(n) < p).astype(int)
+    return y, p, rng
+
+
+def test_H1_label_sorted_file_gives_the_shuffled_value():
+    """H1: a calibrated 3-valued predictor, rows sorted by label, scored 28-47x its reference
+    on the equal-mass measures (ties ordered by position leak the labels into the bins)."""
+    rng = np.random.default_rng(1)
+    values = np.array([0.2, 0.5, 0.8])
+    p = values[rng.integers(0, 3, 1000)]
+    y = (rng.random(1000) < p).astype(int)
+    P = np.column_stack([1 - p, p])
+    by_label = np.argsort(y, kind="stable")
+    shuffled = rng.permutation(1000)
+    for measure in (cn.l1_qece, cn.l2_qece):
+        for lift in (cn.classwise, cn.confidence):
+            a = lift(measure, y[by_label], P[by_label], n_bins=10)
+            b = lift(measure, y[shuffled], P[shuffled], n_bins=10)
+            assert close(a, b, 1e-12), (measure.__name__, lift.__name__)
+            # and the position rule does leak: the label-sorted value is far larger
+            a_pos = lift(measure, y[by_label], P[by_label], n_bins=10, ties="position")
+            assert a_pos > 3 * a
+
+
+def test_H1_evaluate_report_identical_for_label_sorted_and_shuffled_rows():
+    """H1, the report: the same rows in label order and shuffled give the same table."""
+    y, p, rng = _three_valued_calibrated(600, seed=3)
+    P = np.column_stack([1 - p, p])
+    by_label = np.argsort(y, kind="stable")
+    shuffled = rng.permutation(600)
+    a = cn.evaluate(P[by_label], labels=y[by_label], n_bins=[10, 30])
+    b = cn.evaluate(P[shuffled], labels=y[shuffled], n_bins=[10, 30])
+    assert len(a.rows) == len(b.rows)
+    for ra, rb in zip(a.rows, b.rows):
+        assert (ra["measure"], ra["aggregation"], ra["n_bins"]) == \
+            (rb["measure"], rb["aggregation"], rb["n_bins"])
+        assert close(ra["value"], rb["value"], 1e-12), ra
+        assert close(ra["calibrated_reference"], rb["calibrated_reference"], 1e-12), ra
+
+
+def test_H1_knn_style_predictions_on_a_tenths_grid():
+    """H1, realistic: kNN probabilities (multiples of 0.1) over 3 classes, label-sorted."""
+    rng = np.random.default_rng(7)
+    n, k = 900, 3
+    counts = rng.multinomial(10, rng.dirichlet(np.ones(k), size=n))
+    P = counts / 10
+    y = (rng.random(n)[:, None] > np.cumsum(P, axis=1)).sum(axis=1).clip(0, k - 1)
+    by_label = np.argsort(y, kind="stable")
+    perm = rng.permutation(n)
+    for measure in (cn.l1_qece, cn.l2_qece):
+        a = cn.classwise(measure, y[by_label], P[by_label], n_bins=15)
+        b = cn.classwise(measure, y[perm], P[perm], n_bins=15)
+        assert close(a, b, 1e-12)
+
+
+def test_M7_tce_on_a_binary_vector_explains_the_binary_ece():
+    """M7: tce(y, p) with 1-d p said "call the measure directly", which computes another number."""
+    y = [0, 1, 1, 0]
+    p = [0.2, 0.9, 0.6, 0.4]
+    with pytest.raises(ValueError) as info:
+        cn.tce(y, p)
+    message = str(info.value)
+    assert "binned_ece(y, p)" in message and "P(y=1)" in message
+    assert "np.column_stack([1 - p, p])" in message
+    # and the two quantities it names are indeed different here
+    P = np.column_stack([1 - np.array(p), p])
+    assert cn.binned_ece(y, p, n_bins=2) != cn.tce(y, P, n_bins=2)
+
+
+def test_M17_equal_width_bins_may_outnumber_the_samples():
+    """M17: binned_ece(y[:6], p[:6], 10) was refused; equal-width ECE is defined for m > n."""
+    y = np.array([0, 1, 1, 0, 1, 0])
+    p = np.array([0.05, 0.93, 0.71, 0.38, 0.66, 0.12])
+    # m = 10: every sample in its own bin, so ECE_1 = mean |p - y|
+    assert close(cn.binned_ece(y, p, 10), np.mean(np.abs(p - y)), 1e-15)
+    assert close(cn.max_calibration_error(y, p, 100), np.max(np.abs(p - y)), 1e-15)
+    P = np.column_stack([1 - p, p])
+    assert close(cn.tce(y, P, 1000), cn.binned_ece((P.argmax(1) == y).astype(int),
+                                                   P.max(1), 1000), 1e-15)
+    assert cn.reliability_stats(y, p, 50)["count"].sum() == 6
+    # equal-mass bins still need a sample per bin
+    with pytest.raises(ValueError, match="n_bins: 10 bins for 6 samples"):
+        cn.binned_ece(y, p, 10, binning="mass")
+    with pytest.raises(ValueError, match="n_bins: 10 bins for 6 samples"):
+        cn.l2_qece(y, p, 10)
+
+
+def test_L23_classwise_with_a_non_measure_names_the_measure():
+    """L23: classwise(np.mean, y, P) failed inside numpy with a TypeError about scalar indexes."""
+    P = np.array([[0.2, 0.8], [0.6, 0.4], [0.5, 0.5]])
+    y = [1, 0, 1]
+    with pytest.raises(TypeError, match=r"measure mean: calling it as mean\(y_true, y_prob\)"):
+        cn.classwise(np.mean, y, P)
+    with pytest.raises(TypeError, match="returned .* not a number"):
+        cn.confidence(lambda yy, pp: np.array([1.0, 2.0]), y, P)
+    with pytest.raises(TypeError, match="measure: expected a binary measure"):
+        cn.classwise(5, y, P)
