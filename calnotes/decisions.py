@@ -651,9 +651,10 @@ def iid_expectation(mass, n_samples: int, statistic: Callable[[np.ndarray], floa
     ordered : bool, default False
         ``False``: enumerate the ``comb(n + s - 1, s - 1)`` multisets, each once, sorted, with
         multinomial weights.  Correct when the statistic does not depend on the order of the
-        samples, e.g. a binned measure whose tied predictions always carry the same truth.
-        ``True``: enumerate all ``s ** n`` sequences (needed when tied predictions can carry
-        different truths, since equal-mass bins order ties by position).
+        samples, e.g. any equal-mass measure with the default ``ties="average"``, or a binned
+        measure whose tied predictions always carry the same truth.
+        ``True``: enumerate all ``s ** n`` sequences (needed for ``ties="position"`` when tied
+        predictions can carry different truths: the order of the ties then matters).
 
     Returns
     -------
