@@ -94,9 +94,9 @@ class BinStats:
         parts = self.parts
         if parts.size == 0:
             return out
-        # Bins with the same shape of parts (the (N, o) of each part, in order) are computed
-        # together, one vectorised call per shape: heavy ties (e.g. a long run of zeros in
-        # every class column) give many bins but few shapes.
+        # Bins with the same shape of parts (the number o of members of each part, in order)
+        # are computed together, one vectorised call per shape: heavy ties (e.g. a long run of
+        # zeros in every class column) give many bins but few shapes.
         key = parts.col * bias.shape[1] + parts.bin
         order = np.argsort(key, kind="stable")
         key = key[order]
@@ -105,14 +105,13 @@ class BinStats:
         shapes: dict = {}
         for s, e in zip(starts.tolist(), ends.tolist()):
             idx = order[s:e]
-            shape = tuple((int(parts.N[q]), int(parts.o[q])) for q in idx)
-            shapes.setdefault(shape, []).append(idx)
+            shapes.setdefault(tuple(parts.o[idx].tolist()), []).append(idx)
         fixed = self.fixed_outcome
         for shape, members in shapes.items():
             rows = np.array(members)                                   # (bins, parts)
             cols, js = parts.col[rows[:, 0]], parts.bin[rows[:, 0]]
             c = self.sum_prob[cols, js] - fixed[cols, js]
-            pieces = [(N, parts.K[rows[:, i]], o) for i, (N, o) in enumerate(shape)]
+            pieces = [(parts.N[rows[:, i]], parts.K[rows[:, i]], o) for i, o in enumerate(shape)]
             out[cols, js] = _ties.expected_abs_power(c, pieces, p)
         return out
 

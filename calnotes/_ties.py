@@ -119,17 +119,17 @@ def hypergeom_mean_var_arrays(N, K, o):
     return o * frac, o * frac * (1.0 - frac) * finite
 
 
-def hypergeom_pmf_rows(N: int, K, o: int) -> np.ndarray:
-    """``P(H = t)`` for ``t = 0..o``, ``H ~ Hyp(N, K_r, o)``, one row per entry of ``K``.
+def hypergeom_pmf_rows(N, K, o: int) -> np.ndarray:
+    """``P(H = t)`` for ``t = 0..o``, ``H ~ Hyp(N_r, K_r, o)``, one row per entry of ``K``.
 
     Parameters
     ----------
-    N : int
-        Group size (``N >= 1``).
+    N : int or array_like of int, shape (R,)
+        Group sizes (``N_r >= o``).
     K : array_like of int, shape (R,)
-        Successes in the group, ``0 <= K_r <= N``.
+        Successes in the group, ``0 <= K_r <= N_r``.
     o : int
-        Draws, ``0 <= o <= N``.
+        Draws, ``0 <= o <= N_r``.
 
     Returns
     -------
@@ -148,19 +148,21 @@ def hypergeom_pmf_rows(N: int, K, o: int) -> np.ndarray:
     [[0.166666666667, 0.666666666667, 0.166666666667]]
     """
     K = np.atleast_1d(np.asarray(K, dtype=np.int64))
+    N = np.broadcast_to(np.asarray(N, dtype=np.int64), K.shape)
     R = K.shape[0]
     if o == 0:
         return np.ones((R, 1))
     t = np.arange(o + 1, dtype=np.float64)[None, :]
     Kf = K[:, None].astype(np.float64)
+    Nf = N[:, None].astype(np.float64)
     lo = np.maximum(0, o - (N - K))[:, None]
     hi = np.minimum(o, K)[:, None]
     # inc[t] = log P(t+1) - log P(t), valid for lo <= t < hi
     step = (t >= lo) & (t < hi)
     with np.errstate(divide="ignore", invalid="ignore"):
         inc = (np.log(np.where(step, (Kf - t) * (o - t), 1.0))
-               - np.log(np.where(step, (t + 1.0) * (N - Kf - o + t + 1.0), 1.0)))
-    mode = np.clip(np.floor((o + 1.0) * (Kf + 1.0) / (N + 2.0)), lo, hi).astype(np.int64)
+               - np.log(np.where(step, (t + 1.0) * (Nf - Kf - o + t + 1.0), 1.0)))
+    mode = np.clip(np.floor((o + 1.0) * (Kf + 1.0) / (Nf + 2.0)), lo, hi).astype(np.int64)
     idx = np.arange(o + 1)[None, :]
     # forward: log P(t) - log P(mode) = sum_{s = mode}^{t-1} inc[s]  (t > mode)
     fwd = np.cumsum(np.where(idx >= mode, inc, 0.0), axis=1)
@@ -174,10 +176,10 @@ def hypergeom_pmf_rows(N: int, K, o: int) -> np.ndarray:
     return w / w.sum(axis=1, keepdims=True)
 
 
-def _unique_pmfs(N: int, K: np.ndarray, o: int) -> np.ndarray:
-    """:func:`hypergeom_pmf_rows` computed once per distinct ``K``."""
-    uniq, inverse = np.unique(K, return_inverse=True)
-    return hypergeom_pmf_rows(N, uniq, o)[inverse.ravel()]
+def _unique_pmfs(N: np.ndarray, K: np.ndarray, o: int) -> np.ndarray:
+    """:func:`hypergeom_pmf_rows` computed once per distinct ``(N, K)``."""
+    pairs, inverse = np.unique(np.stack([N, K], axis=1), axis=0, return_inverse=True)
+    return hypergeom_pmf_rows(pairs[:, 0], pairs[:, 1], o)[inverse.ravel()]
 
 
 def expected_abs_power(c, parts, p: float) -> np.ndarray:
@@ -188,7 +190,8 @@ def expected_abs_power(c, parts, p: float) -> np.ndarray:
     c : array_like, shape (R,)
         Deterministic part of the bin's signed bias.
     parts : sequence of 0, 1 or 2 tuples ``(N, K, o)``
-        ``N`` and ``o`` integers shared by all rows; ``K`` an int array of shape (R,).
+        ``o`` an integer shared by all rows; ``N`` and ``K`` integers or int arrays of shape
+        (R,).
     p : float
         Exponent, ``p >= 1``.
 
@@ -203,7 +206,8 @@ def expected_abs_power(c, parts, p: float) -> np.ndarray:
     0.333333333333
     """
     c = np.atleast_1d(np.asarray(c, dtype=np.float64))
-    parts = [(int(N), np.broadcast_to(np.asarray(K, dtype=np.int64), c.shape), int(o))
+    parts = [(np.broadcast_to(np.asarray(N, dtype=np.int64), c.shape),
+              np.broadcast_to(np.asarray(K, dtype=np.int64), c.shape), int(o))
              for N, K, o in parts]
     if not parts:
         return np.abs(c) ** p
@@ -211,7 +215,7 @@ def expected_abs_power(c, parts, p: float) -> np.ndarray:
         mean = c.copy()
         var = np.zeros_like(c)
         for N, K, o in parts:
-            mu, v = hypergeom_mean_var(N, K, o)
+            mu, v = hypergeom_mean_var_arrays(N, K, o)
             mean -= mu
             var += v
         return mean ** 2 + var
