@@ -4,17 +4,44 @@ A chapter is a MyST markdown notebook listed in ``_toc.yml``; its first code cel
 ``parameters`` holds ``name = literal  # comment`` lines.  :func:`run_chapter` converts the
 chapter with jupytext and executes it with papermill, which injects the new values after
 that cell -- the same mechanism as ``papermill in.ipynb out.ipynb -p name value``.
+
+Parameter values
+    are checked against the type of the default before anything runs
+    (:func:`check_parameter`): an ``int`` default takes integers, a ``float`` default numbers
+    (an integer is converted), a ``bool`` default ``True``/``False``, a ``str`` default any
+    text (on the command line the text as typed: ``-p size 5`` is the string ``'5'``), a
+    list default a list (a single value is wrapped: ``-p bins 10`` is ``[10]``) whose elements
+    have the type of the default's elements, a tuple default a tuple of the same length.  A
+    ``None`` default takes any value.
+Paths
+    The chapter runs in its own folder, so parameters that name files are made absolute:
+    only parameters documented as paths (:func:`is_path_parameter`: ``predictions``,
+    ``labels``, names ending in ``_file``, ``_path`` or ``_dir``), and only string values (or
+    the strings of a list) that name an existing file or folder -- except ``_dir``
+    parameters, output folders, which are always made absolute.  Any other string is passed
+    as typed.
+Outputs
+    A run writes ``OUT/<chapter>.ipynb``; an existing one is kept unless ``force=True``.  A run
+    whose cell fails writes ``OUT/<chapter>.failed.ipynb`` instead (replacing an earlier
+    failed run's file) and leaves ``<chapter>.ipynb`` alone, so a rerun needs no ``force``.
+Kernel
+    The kernel talks to papermill over IPC sockets (POSIX) rather than TCP, which also keeps
+    ipykernel's "running over TCP without encryption" warning off the terminal; on Windows
+    the default (TCP) transport is used.
 """
 
 from __future__ import annotations
 
 import ast
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = ["Chapter", "find_book_root", "list_chapters", "get_chapter", "parse_value",
-           "run_chapter"]
+           "check_parameter", "is_path_parameter", "run_chapter"]
+
+_UNSET = object()
 
 
 @dataclass(frozen=True)
@@ -33,6 +60,8 @@ def find_book_root(start: str | Path | None = None) -> Path:
     directory), then next to the installed package (an editable install in the repository).
     """
     candidates = []
+    if start is not None and not Path(start).is_dir():
+        raise FileNotFoundError(f"root (command line: --book): {start}: no such folder")
     here = Path(start or Path.cwd()).resolve()
     candidates.extend([here, *here.parents])
     candidates.append(Path(__file__).resolve().parent.parent)
@@ -133,18 +162,151 @@ def get_chapter(name: str, root: str | Path | None = None) -> Chapter:
     )
 
 
-def parse_value(text: str):
+def parse_value(text: str, default=_UNSET):
     """A command-line value: a Python literal when it parses as one, else the string.
+
+    With the parameter's ``default`` given, a ``str`` default keeps the text as typed (so
+    ``-p size 5`` is ``'5'``, not the integer 5).
 
     Examples
     --------
     >>> parse_value("20"), parse_value("0.5"), parse_value("True"), parse_value("runs/x.npz")
     (20, 0.5, True, 'runs/x.npz')
+    >>> parse_value("5", default="smoke")
+    '5'
     """
+    if isinstance(default, str):
+        return text
     try:
         return ast.literal_eval(text)
-    except (ValueError, SyntaxError):
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
         return text
+
+
+_KINDS = {bool: "True or False", int: "an integer", float: "a number", str: "a string"}
+
+
+def _scalar_ok(value, kind) -> bool:
+    if kind is bool:
+        return isinstance(value, bool)
+    if kind is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if kind is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    return isinstance(value, kind)
+
+
+def _element_kind(default):
+    kinds = {type(v) for v in default}
+    return kinds.pop() if len(kinds) == 1 and next(iter(kinds)) in _KINDS else None
+
+
+def check_parameter(name: str, value, default):
+    """``value`` checked against the type of the parameter's ``default``; the value to inject.
+
+    See the module docstring for the rules.  Returns the value, converted where the rule says
+    so (an integer for a float default becomes a float, a scalar for a list default a
+    one-element list, a list for a tuple default a tuple).
+
+    Raises
+    ------
+    ValueError
+        The value does not fit; the message names the parameter (``-p NAME``), the expected
+        type and the default.
+
+    Examples
+    --------
+    >>> check_parameter("bins", 10, [15, 20]), check_parameter("q", 1, 0.5)
+    ([10], 1.0)
+    >>> check_parameter("n_classes", "abc", 3)
+    Traceback (most recent call last):
+    ...
+    ValueError: -p n_classes: expected an integer like the default 3, got 'abc'
+    """
+    if default is None:
+        return value
+    kind = type(default)
+    if kind in _KINDS:
+        if not _scalar_ok(value, kind):
+            raise ValueError(f"-p {name}: expected {_KINDS[kind]} like the default {default!r},"
+                             f" got {value!r}")
+        return float(value) if kind is float else value
+    if kind in (list, tuple):
+        if isinstance(value, (list, tuple)):
+            items = list(value)
+        elif kind is list:
+            items = [value]
+        else:
+            raise ValueError(f"-p {name}: expected a tuple of {len(default)} values like the"
+                             f" default {default!r}, got {value!r}")
+        if kind is tuple:
+            if len(items) != len(default):
+                raise ValueError(f"-p {name}: expected {len(default)} values like the default"
+                                 f" {default!r}, got {value!r}")
+            kinds = [type(v) if type(v) in _KINDS else None for v in default]
+        else:
+            kinds = [_element_kind(default)] * len(items)
+        out = []
+        for item, item_kind in zip(items, kinds):
+            if item_kind is not None and not _scalar_ok(item, item_kind):
+                raise ValueError(f"-p {name}: element {item!r} of {value!r} is not"
+                                 f" {_KINDS[item_kind]} like the default's {default!r}")
+            out.append(float(item) if item_kind is float else item)
+        return tuple(out) if kind is tuple else out
+    return value
+
+
+def is_path_parameter(name: str) -> bool:
+    """Whether a chapter parameter is documented as a path (resolved by :func:`run_chapter`).
+
+    Examples
+    --------
+    >>> [is_path_parameter(n) for n in ("predictions", "results_file", "size", "report_dir")]
+    [True, True, False, True]
+    """
+    return name in ("predictions", "labels") or name.endswith(("_file", "_path", "_dir"))
+
+
+def _resolve_paths(name: str, value):
+    if not is_path_parameter(name):
+        return value
+    always = name.endswith("_dir")
+
+    def resolve(v):
+        if isinstance(v, str) and v and (always or Path(v).expanduser().exists()):
+            return str(Path(v).expanduser().resolve())
+        return v
+
+    if isinstance(value, list):
+        return [resolve(v) for v in value]
+    return resolve(value)
+
+
+def _check_out_dir(out_dir: Path) -> None:
+    """``--out`` must be, or become, a writable folder (checked before anything runs)."""
+    if out_dir.exists() and not out_dir.is_dir():
+        raise NotADirectoryError(f"--out: {out_dir} exists and is not a folder")
+    folder = out_dir
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir():
+        raise NotADirectoryError(f"--out: {folder} is a file, so {out_dir} cannot be a folder")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise PermissionError(f"--out: cannot write in {folder} (permission denied)")
+
+
+def _kernel_manager_class():
+    """A kernel manager that uses IPC sockets on POSIX (``None``: nbclient's default)."""
+    if os.name != "posix":  # pragma: no cover - IPC transport is POSIX only
+        return None
+    from jupyter_client.manager import AsyncKernelManager
+
+    class IPCKernelManager(AsyncKernelManager):
+        def __init__(self, **kwargs):
+            kwargs.setdefault("transport", "ipc")
+            super().__init__(**kwargs)
+
+    return IPCKernelManager
 
 
 def run_chapter(name: str, parameters: dict, out_dir: str | Path, *, force: bool = False,
@@ -156,20 +318,30 @@ def run_chapter(name: str, parameters: dict, out_dir: str | Path, *, force: bool
     name : str
         Chapter short name or docname (see :func:`list_chapters`).
     parameters : dict
-        New values; every name must exist in the chapter's parameters cell.
+        New values; every name must exist in the chapter's parameters cell, and every value
+        must fit the type of its default (:func:`check_parameter`).  Path parameters are
+        made absolute (:func:`is_path_parameter`).
     out_dir : path
         Folder for ``<name>.ipynb`` (created if missing).
     force : bool
         Overwrite an existing output notebook.
 
+    Returns
+    -------
+    pathlib.Path
+        ``out_dir/<name>.ipynb``.
+
     Raises
     ------
     ValueError
-        Unknown chapter or parameter name.
+        Unknown chapter or parameter name, or a value of the wrong type (before running).
     FileExistsError
         The output exists and ``force`` is false.
+    NotADirectoryError, PermissionError
+        ``out_dir`` is a file or cannot be written (before running).
     RuntimeError
-        A cell of the chapter failed (the message names the cell and the error).
+        A cell of the chapter failed (the message names the cell, the error and the notebook
+        up to the failure, ``out_dir/<name>.failed.ipynb``).
     """
     chapter = get_chapter(name, root)
     unknown = sorted(set(parameters) - set(chapter.parameters))
@@ -178,8 +350,12 @@ def run_chapter(name: str, parameters: dict, out_dir: str | Path, *, force: bool
             f"-p: chapter {chapter.name!r} has no parameter(s) {unknown};"
             f" its parameters are {sorted(chapter.parameters)}"
         )
+    parameters = {key: check_parameter(key, value, chapter.parameters[key][0])
+                  for key, value in parameters.items()}
     out_dir = Path(out_dir)
+    _check_out_dir(out_dir)
     target = out_dir / f"{chapter.name}.ipynb"
+    failed = out_dir / f"{chapter.name}.failed.ipynb"
     if target.exists() and not force:
         raise FileExistsError(f"--out: {target} exists; pass --force to overwrite it")
     try:
@@ -190,23 +366,35 @@ def run_chapter(name: str, parameters: dict, out_dir: str | Path, *, force: bool
             f"running a chapter needs the book toolchain ({exc.name}); install calnotes[book]"
         ) from None
     # The chapter runs in its own folder: pass files named relative to here as absolute paths.
-    parameters = {key: str(Path(value).resolve())
-                  if isinstance(value, str) and Path(value).exists() else value
-                  for key, value in parameters.items()}
-    out_dir.mkdir(parents=True, exist_ok=True)
+    parameters = {key: _resolve_paths(key, value) for key, value in parameters.items()}
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise type(exc)(f"--out: cannot create the folder {out_dir} ({exc.strerror or exc})"
+                        ) from None
     notebook = jupytext.read(chapter.path)
     notebook.metadata["kernelspec"] = {"name": kernel, "display_name": "Python 3",
                                        "language": "python"}
-    source = out_dir / f".{chapter.name}.input.ipynb"
-    jupytext.write(notebook, source)
+    # Executed into a hidden file, renamed when done: a failed run never replaces target.
+    partial = out_dir / f".{chapter.name}.partial.ipynb"
+    engine = {}
+    manager = _kernel_manager_class()
+    if manager is not None:
+        engine["kernel_manager_class"] = manager
     try:
-        papermill.execute_notebook(str(source), str(target), parameters=parameters,
+        papermill.execute_notebook(notebook, str(partial), parameters=parameters,
                                    kernel_name=kernel, cwd=str(chapter.path.parent),
-                                   progress_bar=False)
+                                   progress_bar=False, **engine)
     except papermill.PapermillExecutionError as exc:
+        where = "no notebook was written"
+        if partial.exists():
+            os.replace(partial, failed)
+            where = f"the notebook up to the failure is {failed}"
         raise RuntimeError(
             f"chapter {chapter.name!r} failed in cell {exc.exec_count}: {exc.ename}: {exc.evalue}"
-            f" (the notebook up to the failure is {target})") from None
-    finally:
-        source.unlink(missing_ok=True)
+            f" ({where})") from None
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+    os.replace(partial, target)
     return target

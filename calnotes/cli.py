@@ -5,16 +5,28 @@
 ``calnotes run CHAPTER -p NAME VALUE [-p NAME VALUE ...] --out DIR [--force]``
     Execute one chapter with new parameter values (papermill); the executed notebook is
     written to ``DIR/CHAPTER.ipynb`` and never overwrites an existing file without ``--force``.
+    Values are checked against the type of the chapter's defaults before anything runs; a
+    failed run is written to ``DIR/CHAPTER.failed.ipynb`` (see :mod:`calnotes.chapters`).
 ``calnotes evaluate PREDICTIONS [--labels FILE] [--logits] [--bins M ...] [--out DIR] [--force]``
     Accuracy, proper scores, binned calibration measures with their calibrated references for a
     predictions file (``.npz``, ``.npy`` pair, CSV; pickle only with ``--allow-pickle``); prints
-    a table and, with ``--out``, writes ``report.json``, ``report.csv`` and ``reliability.png``.
+    a table (or, with ``--json``, the report as JSON) and, with ``--out``, writes
+    ``report.json``, ``report.csv`` and ``reliability.png``.  ``--out`` is checked before
+    anything is computed, and the table is printed before the files are written.
+``calnotes --version``
+    The calnotes version.
+
+``--bins`` takes one or more counts (``--bins 15 20`` or ``--bins 15,20``); the predictions
+file may come before or after them (``calnotes evaluate --bins 15 20 model.npz`` works: a
+last ``--bins`` value that is not a number is read as the file).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from pathlib import Path
 
 from . import chapters as _chapters
 
@@ -30,32 +42,111 @@ def _cmd_chapters(args) -> int:
 
 
 def _cmd_run(args) -> int:
+    chapter = _chapters.get_chapter(args.chapter, args.book)
     parameters = {}
     for name, value in args.parameter or []:
         if name in parameters:
             raise ValueError(f"-p: parameter {name!r} given twice")
-        parameters[name] = _chapters.parse_value(value)
-    target = _chapters.run_chapter(args.chapter, parameters, args.out, force=args.force,
+        default = chapter.parameters[name][0] if name in chapter.parameters else None
+        parameters[name] = _chapters.parse_value(value, default)
+    target = _chapters.run_chapter(chapter.name, parameters, args.out, force=args.force,
                                    root=args.book)
     print(f"wrote {target}")
     return 0
 
 
-def _cmd_evaluate(args) -> int:
-    from .evaluation import evaluate
+def _split_list(text: str | None, numeric: bool):
+    """``A,B,C`` as a list; with ``numeric`` (``--no-header``) digit strings become indexes."""
+    if text is None:
+        return None
+    items = [item.strip() for item in text.split(",") if item.strip()]
+    return [int(item) if numeric and item.isdigit() else item for item in items]
 
+
+def _loader_options(args) -> dict:
+    numeric = args.no_header
+    options = {
+        "label_column": (int(args.label_column) if numeric and args.label_column is not None
+                         and args.label_column.isdigit() else args.label_column),
+        "prob_columns": _split_list(args.prob_columns, numeric),
+        "ignore_columns": _split_list(args.ignore_columns, numeric),
+        "classes": _split_list(args.classes, False),
+        "delimiter": args.delimiter,
+        "header": not args.no_header,
+        "renormalize": args.renormalize,
+        "force_logits": args.force_logits,
+    }
+    if options["delimiter"] is not None:
+        options["delimiter"] = {"\\t": "\t", "tab": "\t"}.get(options["delimiter"],
+                                                               options["delimiter"])
+    return options
+
+
+def _cmd_evaluate(args) -> int:
+    from .evaluation import check_out, evaluate
+
+    if args.out is not None:
+        check_out(args.out, force=args.force)     # before anything is loaded or computed
     report = evaluate(args.predictions, labels=args.labels,
                       kind="logits" if args.logits else None, n_bins=args.bins,
-                      out=args.out, force=args.force, allow_pickle=args.allow_pickle,
-                      split=args.split)
-    print(report.format_table())
+                      allow_pickle=args.allow_pickle, split=args.split, **_loader_options(args))
+    print(report.to_json() if args.json else report.format_table())
+    sys.stdout.flush()                            # the table is out before anything is written
     if args.out is not None:
-        print(f"wrote {args.out}/report.json, report.csv, reliability.png")
+        written = report.write(args.out, force=args.force)
+        print(f"wrote {', '.join(str(p) for p in written)}",
+              file=sys.stderr if args.json else sys.stdout)
     return 0
+
+
+def _version() -> str:
+    from . import __version__
+    return f"calnotes {__version__}"
+
+
+def _is_count(token: str) -> bool:
+    """``15`` or ``15,20`` (signs allowed: the range is checked by evaluate, naming --bins)."""
+    parts = [part.strip() for part in token.split(",") if part.strip()]
+    try:
+        return bool(parts) and all(isinstance(int(part), int) for part in parts)
+    except ValueError:
+        return False
+
+
+def _fix_evaluate_args(args) -> None:
+    """``--bins 15 20 FILE``: take the file back from ``--bins``; parse the counts."""
+    sub = args.parser
+    if args.bins is not None:
+        tokens = list(args.bins)
+        if args.predictions is None and tokens and not _is_count(tokens[-1]):
+            args.predictions = tokens.pop()
+        counts = []
+        for token in tokens:
+            if not _is_count(token):
+                sub.error(f"argument --bins: {token!r} is not a whole number; give the counts"
+                          " after --bins (--bins 15 20, or --bins 15,20) and the predictions"
+                          " file before --bins or after the counts")
+            counts += [int(part) for part in token.split(",") if part.strip()]
+        if not counts:
+            sub.error("argument --bins: expected at least one bin count")
+        args.bins = counts
+    if args.renormalize is not None and args.renormalize is not True:
+        try:
+            args.renormalize = float(args.renormalize)
+        except ValueError:
+            if args.predictions is not None:
+                sub.error(f"argument --renormalize: {args.renormalize!r} is not a number"
+                          " (the optional tolerance)")
+            args.predictions, args.renormalize = args.renormalize, True
+    elif args.renormalize is None:
+        args.renormalize = False
+    if args.predictions is None:
+        sub.error("the following arguments are required: PREDICTIONS")
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="calnotes", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--version", action="version", version=_version())
     parser.add_argument("--book", default=None,
                         help="folder holding _toc.yml (default: found from the current directory)")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -64,35 +155,87 @@ def build_parser() -> argparse.ArgumentParser:
     p_run = sub.add_parser("run", help="execute one chapter with new parameters")
     p_run.add_argument("chapter", metavar="CHAPTER", help="chapter name, e.g. measures")
     p_run.add_argument("-p", "--parameter", nargs=2, action="append", metavar=("NAME", "VALUE"),
-                       help="set a parameter (VALUE is a Python literal or a string)")
+                       help="set a parameter (VALUE is a Python literal or a string; checked"
+                       " against the type of the chapter's default)")
     p_run.add_argument("--out", required=True, metavar="DIR", help="output folder")
     p_run.add_argument("--force", action="store_true", help="overwrite an existing output")
     p_run.set_defaults(func=_cmd_run)
     p_eval = sub.add_parser("evaluate", help="evaluate the calibration of a predictions file")
-    p_eval.add_argument("predictions", metavar="PREDICTIONS",
+    p_eval.add_argument("predictions", metavar="PREDICTIONS", nargs="?",
                         help=".npz (labels + probs or logits), .npy (with --labels), .csv")
-    p_eval.add_argument("--labels", metavar="FILE", help="labels .npy for a .npy predictions file")
+    p_eval.add_argument("--labels", metavar="FILE", help="labels file for a .npy predictions file")
     p_eval.add_argument("--logits", action="store_true",
                         help="the .npy/.csv predictions are logits, not probabilities")
-    p_eval.add_argument("--bins", nargs="+", type=int, metavar="M",
-                        help="bin counts (default: 15 20 100, those not above n)")
+    p_eval.add_argument("--bins", nargs="+", metavar="M",
+                        help="bin counts (default: 15 20 100); --bins 15 20 or --bins 15,20;"
+                        " counts above n get the equal-width ECE rows only")
     p_eval.add_argument("--out", metavar="DIR", help="write report.json, report.csv and"
-                        " reliability.png into DIR")
+                        " reliability.png into DIR (checked before computing)")
     p_eval.add_argument("--force", action="store_true", help="overwrite existing report files")
+    p_eval.add_argument("--json", action="store_true",
+                        help="print the report as JSON on stdout instead of the table")
     p_eval.add_argument("--allow-pickle", action="store_true",
                         help="read a NN_calibration pickle file (only for files you trust:"
                         " unpickling can run code)")
     p_eval.add_argument("--split", choices=("test", "val"), default="test",
                         help="split of a NN_calibration pickle (default test)")
-    p_eval.set_defaults(func=_cmd_evaluate)
+    csv_opts = p_eval.add_argument_group("CSV and loader options")
+    csv_opts.add_argument("--label-column", metavar="NAME",
+                          help="name of the label column (with --no-header: its 0-based index)")
+    csv_opts.add_argument("--prob-columns", metavar="A,B,...",
+                          help="the probability (or logit) columns, in class order")
+    csv_opts.add_argument("--ignore-columns", metavar="A,B,...",
+                          help="columns to skip (an id column, a pandas index)")
+    csv_opts.add_argument("--delimiter", metavar="D",
+                          help="field separator of a CSV file (e.g. ';'; '\\t' or 'tab' for"
+                          " tabs)")
+    csv_opts.add_argument("--classes", metavar="A,B,...",
+                          help="class names in column order, for string labels")
+    csv_opts.add_argument("--no-header", action="store_true",
+                          help="the CSV file has no header row")
+    csv_opts.add_argument("--renormalize", nargs="?", const=True, default=None, metavar="TOL",
+                          help="divide rows by their sums when they are within TOL of 1"
+                          " (rounded probabilities)")
+    csv_opts.add_argument("--force-logits", action="store_true",
+                          help="read the predictions as logits even if they look like"
+                          " probabilities")
+    p_eval.set_defaults(func=_cmd_evaluate, parser=p_eval)
     return parser
+
+
+def _check_book(book) -> None:
+    if book is None:
+        return
+    path = Path(book)
+    if not path.is_dir():
+        raise FileNotFoundError(f"--book: {book}: no such folder")
+    if not (path / "_toc.yml").is_file():
+        raise FileNotFoundError(f"--book: {book} holds no _toc.yml (the book's table of"
+                                " contents)")
+
+
+def _quiet_broken_pipe() -> int:
+    """The reader of stdout went away (``calnotes chapters | head -1``): stop quietly."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())   # nothing more is written to the closed pipe
+    except (OSError, ValueError, AttributeError):
+        pass
+    return 0
 
 
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.command == "evaluate":
+        _fix_evaluate_args(args)
     try:
-        return args.func(args)
+        _check_book(args.book)
+        code = args.func(args)
+        sys.stdout.flush()
+        return code
+    except BrokenPipeError:
+        return _quiet_broken_pipe()
     except (ValueError, TypeError, OSError, ImportError, RuntimeError) as exc:
         print(f"calnotes: error: {exc}", file=sys.stderr)
         return 2

@@ -2,7 +2,7 @@
 
 :func:`evaluate` is what ``calnotes evaluate PREDICTIONS`` runs.  For each bin count ``m`` it
 computes, with both aggregations of the truthfulness paper (confidence, Def 2.8; class-wise,
-Def 2.7):
+Def 2.7) and, for a binary model (``k = 2``), on ``P(y = 1)`` as well:
 
 * the equal-width binned ECE (the measure of Guo et al. and of the recalibration paper's tables),
 * the l1- and l2-QECE of the truthfulness paper (Def 2.5, equal-mass bins),
@@ -17,31 +17,49 @@ exact Poisson-binomial sums would be slow: l1-QECE then uses the folded-normal a
 and the equal-width ECE the same approximation on its bins
 (:func:`calnotes.folded_normal_l1_approximation`), flagged ``"folded-normal"`` in the report.
 
+Aggregations (the ``aggregation`` of a row)
+    ``"confidence"``: top-label, the binary measure on (the largest probability, whether the
+    top class was right).  ``"classwise"``: the mean of the ``k`` one-vs-rest measures
+    (``p_r`` against ``1[y = r]``).  ``"binary"`` (``k = 2`` only): the usual binary measure
+    on ``P(y = 1)`` against ``y`` -- the ECE most binary tools report.  For ``k = 2`` the three
+    differ in general (a value ``p`` and ``1 - p`` need not fall in mirrored bins).
+Brier
+    ``scores["brier"]`` sums over the classes, ``sum_r (p_r - 1[y = r])^2``; for ``k = 2`` it is
+    twice scikit-learn's ``brier_score_loss``, which the report gives as
+    ``scores["brier_binary"]``, ``mean (P(y = 1) - y)^2``.
+Log loss
+    From the logits with log-sum-exp when the predictions are logits
+    (:func:`calnotes.scores.log_loss_from_logits`): finite for huge logits whose softmax
+    underflows to 0.
+
 Chapter "Evaluate your own model" (``book/practice/evaluate``).
 """
 
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 import math
+import numbers
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from ._validate import check_n_bins
 from .data.loaders import Predictions, load_predictions
 from .expectation import (_width_bin_sums, expected_binned_ece, expected_qece,
                           folded_normal_l1_approximation)
 from .measures import binned_ece, classwise, confidence, confidence_scores, l1_qece, l2_qece
-from .scores import brier_loss, log_loss, spherical_loss, zero_one_loss
+from .scores import brier_loss, log_loss, log_loss_from_logits, spherical_loss, zero_one_loss
 
-__all__ = ["DEFAULT_BINS", "EvaluationReport", "evaluate", "REPORT_FILES"]
+__all__ = ["DEFAULT_BINS", "EvaluationReport", "evaluate", "check_out", "REPORT_FILES"]
 
-#: Bin counts used when none are given: 15 (the common ECE default), 20 and 100.  Bin counts
-#: larger than the sample size are dropped from the default (and are an error when requested).
+#: Bin counts used when none are given: 15 (the common ECE default), 20 and 100.  As for
+#: requested counts, one above the sample size ``n`` gets equal-width rows only (with a note);
+#: when all three exceed ``n``, ``m = n`` is added.
 DEFAULT_BINS = (15, 20, 100)
 #: Files :meth:`EvaluationReport.write` creates in the output folder.
 REPORT_FILES = ("report.json", "report.csv", "reliability.png")
@@ -56,6 +74,31 @@ _MEASURES = (
     ("l2-QECE", 2, "mass"),
 )
 _AGGREGATIONS = ("confidence", "classwise")
+_BINARY = "binary"
+
+#: The legend of :meth:`EvaluationReport.format_table`: one sentence per term.
+LEGEND = (
+    "calibrated = expected value of the measure if outcomes were drawn from these predictions"
+    " (a perfectly calibrated model); ratio = value / calibrated (inf: the reference is 0 but"
+    " the value is not; -: no reference).",
+    "confidence = top-label: the measure on (the largest probability, whether the top class"
+    " was right).",
+    "classwise = the mean of the k one-vs-rest measures (p_r against 1[y = r]).",
+)
+_LEGEND_BINARY = ("binary = the usual binary measure on P(y = 1) against y (k = 2 only; the ECE"
+                  " most binary tools report).")
+_LEGEND_BRIER = ("Brier = sum over the classes of (p_r - 1[y = r])^2; for k = 2 that is twice"
+                 " scikit-learn's brier_score_loss, which is 'Brier (binary)' = mean"
+                 " (P(y = 1) - y)^2.")
+
+#: Loader options of :func:`evaluate`, with their defaults: only options that differ from the
+#: default are passed on to :func:`calnotes.data.load_predictions` /
+#: :meth:`calnotes.data.Predictions.from_arrays`.
+_LOADER_DEFAULTS = {"label_column": None, "prob_columns": None, "ignore_columns": None,
+                    "delimiter": None, "classes": None, "header": True, "renormalize": False,
+                    "force_logits": False}
+#: The loader options that only describe a file (the others apply to arrays too).
+_FILE_ONLY = ("label_column", "prob_columns", "ignore_columns", "delimiter", "header")
 
 
 @dataclass
@@ -68,13 +111,23 @@ class EvaluationReport:
     n_samples, n_classes : int
     accuracy, mean_confidence : float
     scores : dict
-        Mean proper losses: ``log``, ``brier``, ``spherical``, ``zero_one`` (``log`` is
-        ``inf`` when some label got probability 0).
+        Mean proper losses: ``log``, ``brier``, ``spherical``, ``zero_one``, and for ``k = 2``
+        ``brier_binary``.  ``brier`` sums over classes, ``||p - e_y||^2``: for ``k = 2`` twice
+        scikit-learn's ``brier_score_loss``, which is ``brier_binary`` = ``mean (p_1 - y)^2``.
+        ``log`` is computed from the logits when there are logits, and is ``inf`` when some
+        label got probability 0.
     rows : list of dict
-        One per (measure, aggregation, bin count): ``measure``, ``aggregation``, ``binning``,
+        One per (measure, aggregation, bin count): ``measure``, ``aggregation``
+        (``"confidence"``, ``"classwise"``, and ``"binary"`` for ``k = 2``), ``binning``,
         ``n_bins``, ``value``, ``calibrated_reference``, ``reference_method`` (``"exact"``,
         ``"folded-normal"``, or ``"skipped"`` when ``references=False``).
     notes : list of str
+        Everything the numbers alone do not say: skipped rows, approximations, the loader's
+        notes (``Predictions.notes``).
+    calnotes_version : str
+        The calnotes version that made the report.
+    input_sha256, labels_sha256 : str or None
+        SHA-256 of the predictions file and of a separate labels file (``None`` for arrays).
     """
 
     source: str
@@ -85,11 +138,17 @@ class EvaluationReport:
     scores: dict
     rows: list
     notes: list = field(default_factory=list)
+    calnotes_version: str = ""
+    input_sha256: str | None = None
+    labels_sha256: str | None = None
 
     def to_dict(self) -> dict:
         """JSON-ready dictionary (non-finite numbers become ``None``, explained in ``notes``)."""
         return {
             "source": self.source,
+            "calnotes_version": self.calnotes_version,
+            "input_sha256": self.input_sha256,
+            "labels_sha256": self.labels_sha256,
             "n_samples": self.n_samples,
             "n_classes": self.n_classes,
             "accuracy": _finite_or_none(self.accuracy),
@@ -99,6 +158,10 @@ class EvaluationReport:
                           for k, v in row.items()} for row in self.rows],
             "notes": list(self.notes),
         }
+
+    def to_json(self) -> str:
+        """:meth:`to_dict` as indented JSON text (what ``calnotes evaluate --json`` prints)."""
+        return json.dumps(self.to_dict(), indent=2, allow_nan=False)
 
     def to_csv(self) -> str:
         """Long-format CSV: one line per score and per measure row."""
@@ -119,26 +182,36 @@ class EvaluationReport:
     def format_table(self) -> str:
         """The report as readable plain text (what the command line prints)."""
         s = self.scores
+        losses = f"log {s['log']:.4f}   Brier {s['brier']:.4f}"
+        if "brier_binary" in s:
+            losses += f"   Brier (binary) {s['brier_binary']:.4f}"
+        losses += f"   spherical {s['spherical']:.4f}   0-1 {s['zero_one']:.4f}"
+        w = max([5] + [len(str(row["n_bins"])) for row in self.rows])
         lines = [
             f"{self.source}: n = {self.n_samples}, k = {self.n_classes}",
             f"accuracy {self.accuracy:.4f}   mean confidence {self.mean_confidence:.4f}",
-            "mean proper losses: "
-            f"log {s['log']:.4f}   Brier {s['brier']:.4f}   spherical {s['spherical']:.4f}"
-            f"   0-1 {s['zero_one']:.4f}",
+            f"mean proper losses: {losses}",
             "",
-            f"{'measure':<9} {'aggregation':<11} {'m':>5} {'value':>9} {'calibrated':>10}"
+            f"{'measure':<9} {'aggregation':<11} {'m':>{w}} {'value':>9} {'calibrated':>10}"
             f" {'ratio':>7}  reference",
         ]
         for row in self.rows:
             ref = row["calibrated_reference"]
-            ratio = row["value"] / ref if ref else math.nan
             ref_text = f"{ref:10.4g}" if ref is not None else f"{'-':>10}"
-            lines.append(f"{row['measure']:<9} {row['aggregation']:<11} {row['n_bins']:>5}"
-                         f" {row['value']:9.4g} {ref_text} {ratio:7.2f}  {row['reference_method']}")
+            lines.append(f"{row['measure']:<9} {row['aggregation']:<11} {row['n_bins']:>{w}}"
+                         f" {row['value']:9.4g} {ref_text} {_ratio_text(row['value'], ref):>7}"
+                         f"  {row['reference_method']}")
         lines.append("")
-        lines.append("calibrated = expected value of the measure if outcomes were drawn from these"
-                     " predictions (a perfectly calibrated model); ratio = value / calibrated.")
+        lines += LEGEND
+        if any(row["aggregation"] == _BINARY for row in self.rows):
+            lines.append(_LEGEND_BINARY)
+        lines.append(_LEGEND_BRIER)
         lines += [f"note: {note}" for note in self.notes]
+        provenance = f"calnotes {self.calnotes_version}" if self.calnotes_version else ""
+        if self.input_sha256:
+            provenance += f"; input sha256 {self.input_sha256}"
+        if provenance:
+            lines.append(provenance)
         return "\n".join(lines)
 
     def __str__(self) -> str:
@@ -147,19 +220,18 @@ class EvaluationReport:
     def write(self, out, *, force: bool = False, figure: bool = True) -> list[Path]:
         """Write ``report.json``, ``report.csv`` and ``reliability.png`` into folder ``out``.
 
-        Nothing is written if any of the files exists, unless ``force=True``.
+        Nothing is written if any of the files exists, unless ``force=True``
+        (:func:`check_out` runs first).
         """
-        out = Path(out)
+        out = check_out(out, force=force, figure=figure)
         names = REPORT_FILES if figure else REPORT_FILES[:2]
         targets = [out / name for name in names]
-        existing = [str(t) for t in targets if t.exists()]
-        if existing and not force:
-            raise FileExistsError(f"{', '.join(existing)} exist(s); pass force=True (command"
-                                  " line: --force) to overwrite")
-        if out.exists() and not out.is_dir():
-            raise NotADirectoryError(f"out: {out} exists and is not a folder")
-        out.mkdir(parents=True, exist_ok=True)
-        targets[0].write_text(json.dumps(self.to_dict(), indent=2, allow_nan=False) + "\n")
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise type(exc)(f"out (command line: --out): cannot create the folder {out}"
+                            f" ({exc.strerror or exc})") from None
+        targets[0].write_text(self.to_json() + "\n")
         targets[1].write_text(self.to_csv())
         if figure:
             self._figure().savefig(targets[2], dpi=120)
@@ -167,6 +239,14 @@ class EvaluationReport:
 
     def _figure(self):
         raise RuntimeError("this report holds no predictions to plot")  # replaced in evaluate
+
+
+def _ratio_text(value: float, ref) -> str:
+    if ref is None:
+        return "-"
+    if ref == 0:
+        return "inf" if value > 0 else "-"
+    return f"{value / ref:.2f}"
 
 
 def _finite_or_none(value):
@@ -182,43 +262,154 @@ def _fmt_csv(value) -> str:
     return repr(float(value))
 
 
-def _as_predictions(predictions, labels, kind, allow_pickle, split) -> Predictions:
+def _plural(items: list, one: str, many: str) -> str:
+    return one if len(items) == 1 else many
+
+
+def check_out(out, *, force: bool = False, figure: bool = True) -> Path:
+    """Check an output folder for :meth:`EvaluationReport.write` before anything is computed.
+
+    Refuses (nothing is created): ``out`` that exists and is not a folder, or lies below a
+    file; existing report files unless ``force=True``; a folder that cannot be written (the
+    nearest existing folder is checked with :func:`os.access`).
+
+    Returns
+    -------
+    pathlib.Path
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> folder = tempfile.mkdtemp()
+    >>> open(os.path.join(folder, "report.csv"), "w").close()
+    >>> check_out(folder)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    FileExistsError: out (command line: --out): .../report.csv exists; pass force=True (command line: --force) to overwrite it
+    """
+    if not isinstance(out, (str, os.PathLike)):
+        raise TypeError(f"out (command line: --out): expected a folder path, got"
+                        f" {type(out).__name__}")
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise NotADirectoryError(f"out (command line: --out): {out} exists and is not a folder")
+    names = REPORT_FILES if figure else REPORT_FILES[:2]
+    existing = [str(out / name) for name in names if (out / name).exists()]
+    if existing and not force:
+        raise FileExistsError(
+            f"out (command line: --out): {', '.join(existing)}"
+            f" {_plural(existing, 'exists', 'exist')}; pass force=True (command line: --force)"
+            f" to overwrite {_plural(existing, 'it', 'them')}")
+    folder = out
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir():
+        raise NotADirectoryError(f"out (command line: --out): {folder} is a file, so {out}"
+                                 " cannot be a folder")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise PermissionError(f"out (command line: --out): cannot write in {folder}"
+                              " (permission denied)")
+    return out
+
+
+def _sha256(path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _as_predictions(predictions, labels, kind, allow_pickle, split, options) -> Predictions:
     if kind not in (None, "probs", "logits"):
         raise ValueError(f"kind: expected 'probs' or 'logits', got {kind!r}")
     if isinstance(predictions, Predictions):
-        if labels is not None:
-            raise ValueError("labels: a Predictions object holds its own labels")
+        given = [name for name, value in (("labels", labels), ("kind", kind))
+                 if value is not None] + list(options)
+        if given:
+            raise ValueError(f"{given[0]}: a Predictions object is already loaded; pass"
+                             " loader options with a file or an array")
         return predictions
-    if isinstance(predictions, (str, Path)):
+    if isinstance(predictions, (str, os.PathLike)):
         return load_predictions(predictions, labels=labels, kind=kind,
-                                allow_pickle=allow_pickle, split=split)
-    if labels is None:
-        raise ValueError("labels: required when predictions is an array")
-    if kind == "logits":
-        return Predictions.from_arrays(labels, logits=predictions)
-    return Predictions.from_arrays(labels, predictions)
+                                allow_pickle=allow_pickle, split=split, **options)
+    if isinstance(predictions, (np.ndarray, list, tuple)):
+        if labels is None:
+            raise ValueError("labels: required when predictions is an array")
+        file_only = [name for name in options if name in _FILE_ONLY]
+        if file_only:
+            raise ValueError(f"{file_only[0]}: describes a predictions file; it does not apply"
+                             " to arrays")
+        if kind == "logits":
+            return Predictions.from_arrays(labels, logits=predictions, **options)
+        return Predictions.from_arrays(labels, predictions, **options)
+    text = repr(predictions)
+    raise TypeError("predictions: expected a file path, Predictions or an (n, k) array, got"
+                    f" {type(predictions).__name__} {text[:60]}")
 
 
-def _bin_counts(n_bins, n: int) -> tuple[list[int], list[str]]:
-    notes = []
+_BINS_NAME = "n_bins (command line: --bins)"
+
+
+def _check_bin_request(n_bins) -> list[int] | None:
+    """Requested bin counts as a list of distinct positive ints (``None``: the defaults)."""
     if n_bins is None:
-        chosen = [m for m in DEFAULT_BINS if m <= n]
-        dropped = [m for m in DEFAULT_BINS if m > n]
-        if dropped:
-            notes.append(f"default bin counts {dropped} exceed n = {n} and were skipped")
-        if not chosen:
-            chosen = [n]
-        return chosen, notes
-    if isinstance(n_bins, (int, np.integer)) and not isinstance(n_bins, bool):
+        return None
+    if isinstance(n_bins, np.ndarray) and n_bins.ndim == 0:
+        n_bins = n_bins.item()
+    if isinstance(n_bins, (bool, np.bool_)):
+        raise TypeError(f"{_BINS_NAME}: expected a positive integer or a list of them, got"
+                        f" {n_bins!r}")
+    if isinstance(n_bins, numbers.Integral):
         n_bins = [n_bins]
+    elif isinstance(n_bins, (str, bytes)):
+        raise TypeError(f"{_BINS_NAME}: expected a positive integer or a list of them, got the"
+                        f" string {n_bins!r}; pass numbers, e.g. 15 or [15, 20]")
+    elif isinstance(n_bins, numbers.Real):
+        raise TypeError(f"{_BINS_NAME}: expected a positive integer or a list of them, got"
+                        f" {n_bins!r} ({type(n_bins).__name__}); bin counts are whole numbers")
+    elif not isinstance(n_bins, (list, tuple, range, np.ndarray)):
+        raise TypeError(f"{_BINS_NAME}: expected a positive integer or a list of them, got"
+                        f" {type(n_bins).__name__}")
     chosen = []
-    for m in n_bins:
-        m = check_n_bins(m, n, name="n_bins")
-        if m not in chosen:
-            chosen.append(m)
+    for m in list(n_bins):
+        if isinstance(m, (bool, np.bool_)) or not isinstance(m, numbers.Integral):
+            raise TypeError(f"{_BINS_NAME}: bin count {m!r} is not a positive integer")
+        if m < 1:
+            raise ValueError(f"{_BINS_NAME}: bin count {int(m)} is not a positive integer")
+        if int(m) not in chosen:
+            chosen.append(int(m))
     if not chosen:
-        raise ValueError("n_bins: give at least one bin count")
-    return chosen, notes
+        raise ValueError(f"{_BINS_NAME}: give at least one bin count, got {n_bins!r}")
+    return chosen
+
+
+def _bin_plan(requested, n: int) -> tuple[list[int], list[str]]:
+    """All bin counts, and the notes on rows they lack (equal-mass rows need ``m <= n``)."""
+    notes = []
+    if requested is None:
+        bins = list(DEFAULT_BINS)
+        if all(m > n for m in bins):
+            bins.append(n)
+            notes.append(f"every default bin count {list(DEFAULT_BINS)} exceeds n = {n};"
+                         f" m = {n} was added")
+    else:
+        bins = list(requested)
+    above = [m for m in bins if m > n]
+    if above:
+        notes.append(f"equal-mass rows (l1-QECE, l2-QECE) skipped for m = {above} > n = {n}:"
+                     " equal-mass bins need a sample each; the equal-width ECE rows are"
+                     " computed (empty bins carry no weight)")
+    return bins, notes
+
+
+def _columns_for(P, top, aggregation):
+    """The binary columns of one aggregation, as :mod:`calnotes.expectation` builds them."""
+    if aggregation == _BINARY:
+        return P[:, 1][:, None]
+    if aggregation == "classwise":
+        return P
+    return P[np.arange(P.shape[0]), top][:, None]
 
 
 def _l1_cost(P: np.ndarray, top: np.ndarray, m: int, binning: str, aggregation: str) -> float:
@@ -227,20 +418,21 @@ def _l1_cost(P: np.ndarray, top: np.ndarray, m: int, binning: str, aggregation: 
     if binning == "mass":
         largest = -(-n // m)
         return (k if aggregation == "classwise" else 1) * m * largest ** 2
-    cols = P if aggregation == "classwise" else P[np.arange(n), top][:, None]
+    cols = _columns_for(P, top, aggregation)
     (counts,) = _width_bin_sums(cols, m)
     return counts.shape[0] * m * float(counts.max()) ** 2
 
 
 def _reference(P, top, m, p, binning, aggregation):
     """The calibrated reference of one row and how it was computed."""
+    X = P[:, 1] if aggregation == _BINARY else P     # binary: the 1-d P(y = 1)
     if p == 2:
-        return expected_qece(P, P, m, p=2, aggregation=aggregation), "exact"
+        return expected_qece(X, X, m, p=2, aggregation=aggregation), "exact"
     if _l1_cost(P, top, m, binning, aggregation) <= EXACT_L1_BUDGET:
         if binning == "mass":
-            return expected_qece(P, P, m, p=1, aggregation=aggregation), "exact"
-        return expected_binned_ece(P, P, m, binning="width", aggregation=aggregation), "exact"
-    return (folded_normal_l1_approximation(P, P, m, aggregation=aggregation, binning=binning),
+            return expected_qece(X, X, m, p=1, aggregation=aggregation), "exact"
+        return expected_binned_ece(X, X, m, binning="width", aggregation=aggregation), "exact"
+    return (folded_normal_l1_approximation(X, X, m, aggregation=aggregation, binning=binning),
             "folded-normal")
 
 
@@ -250,13 +442,45 @@ def _value(y, P, m, p, binning, aggregation) -> float:
         kwargs = {"n_bins": m}
     else:
         measure, kwargs = binned_ece, {"n_bins": m, "p": p, "binning": "width"}
+    if aggregation == _BINARY:
+        return float(measure(y, P[:, 1], **kwargs))
     lift = confidence if aggregation == "confidence" else classwise
     return float(lift(measure, y, P, **kwargs))
 
 
+def _scores(pred: Predictions, y, P, notes: list) -> dict:
+    n, k = P.shape
+    logits = pred.logits
+    if logits is not None and (logits.ndim == 1 or logits.shape[1] == 1):
+        logits = np.column_stack([np.zeros(n), np.reshape(logits, n)])   # sigmoid as [0, z]
+    with np.errstate(divide="ignore"):
+        if logits is not None:
+            per_sample = log_loss_from_logits(y, logits, per_sample=True)
+        else:
+            per_sample = log_loss(y, P, per_sample=True)
+    scores = {"log": float(per_sample.mean()), "brier": float(brier_loss(y, P))}
+    if k == 2:
+        scores["brier_binary"] = float(np.mean((P[:, 1] - y) ** 2))
+    scores["spherical"] = float(spherical_loss(y, P))
+    scores["zero_one"] = float(zero_one_loss(y, P))
+    if logits is not None:
+        notes.append("log loss computed from the logits (log-sum-exp), which stays finite"
+                     " where softmax underflows to probability 0")
+    if not math.isfinite(scores["log"]):
+        i = int(np.flatnonzero(~np.isfinite(per_sample))[0])
+        why = ("has logit -inf (a masked class) for its label" if logits is not None
+               and logits[i, y[i]] == -np.inf else "gives probability 0 to its label")
+        notes.append(f"log loss is infinite: sample {i} {why} (written as null in JSON,"
+                     " empty in CSV)")
+    return scores
+
+
 def evaluate(predictions, *, labels=None, kind: str | None = None, n_bins=None,
              references: bool = True, out=None, force: bool = False,
-             allow_pickle: bool = False, split: str = "test") -> EvaluationReport:
+             allow_pickle: bool = False, split: str = "test", label_column=None,
+             prob_columns=None, ignore_columns=None, delimiter=None, classes=None,
+             header: bool = True, renormalize=False,
+             force_logits: bool = False) -> EvaluationReport:
     """Evaluate the calibration of a model's predictions.
 
     Parameters
@@ -265,25 +489,47 @@ def evaluate(predictions, *, labels=None, kind: str | None = None, n_bins=None,
         A predictions file (see :func:`calnotes.data.load_predictions`), loaded predictions, or
         a probability (or, with ``kind="logits"``, logit) matrix of shape ``(n, k)``.
     labels : path-like or array_like, optional
-        The labels file of a ``.npy`` pair, or the label array when ``predictions`` is an array.
+        The labels that go with a ``.npy`` predictions file (a file or an array), or the label
+        array when ``predictions`` is an array.
     kind : {"probs", "logits"}, optional
         What a ``.npy``/CSV file or an array holds (default ``"probs"``).
     n_bins : int or sequence of int, optional
-        Bin counts ``m``; default :data:`DEFAULT_BINS` (those not larger than ``n``).
+        Bin counts ``m`` (command line: ``--bins``); default :data:`DEFAULT_BINS`.  Checked
+        before anything is loaded: positive integers (a 0-d integer array counts as one).
+        A count above ``n`` gets the equal-width ECE rows only (empty bins are allowed there);
+        its equal-mass rows (l1-, l2-QECE) are skipped with a note.
     references : bool, default True
         Compute the calibrated references.
     out : path-like, optional
-        Folder for ``report.json``, ``report.csv`` and ``reliability.png``.
+        Folder for ``report.json``, ``report.csv`` and ``reliability.png``; checked by
+        :func:`check_out` before anything is loaded or computed.
     force : bool, default False
         Overwrite existing report files in ``out``.
     allow_pickle : bool, default False
         Allow a NN_calibration pickle file (only for files you trust).
     split : {"test", "val"}
         Split of a NN_calibration pickle.
+    label_column, prob_columns, ignore_columns, delimiter, classes, header, renormalize, \
+force_logits
+        Options of :func:`calnotes.data.load_predictions` (``classes``, ``renormalize`` and
+        ``force_logits`` also of :meth:`calnotes.data.Predictions.from_arrays` for arrays),
+        passed on only when they differ from their defaults.
 
     Returns
     -------
     EvaluationReport
+        ``scores["brier"]`` is the multi-class Brier loss, ``sum_r (p_r - 1[y = r])^2``; for
+        ``k = 2`` twice scikit-learn's ``brier_score_loss``, which is
+        ``scores["brier_binary"]``.  ``scores["log"]`` comes from the logits (log-sum-exp)
+        when the predictions are logits.  For ``k = 2`` the rows include the usual binary
+        measures on ``P(y = 1)`` (aggregation ``"binary"``).
+
+    Raises
+    ------
+    TypeError, ValueError
+        Bad arguments; the message names the argument (and the command-line flag).
+    FileExistsError, NotADirectoryError, PermissionError
+        ``out`` cannot take the report (before any computation).
 
     Examples
     --------
@@ -296,27 +542,42 @@ def evaluate(predictions, *, labels=None, kind: str | None = None, n_bins=None,
     ('l2-QECE', 'confidence', 'exact')
     >>> 0.2 < row["value"] / row["calibrated_reference"] < 5
     True
+
+    A binary model also gets the usual ECE on ``P(y = 1)`` and scikit-learn's Brier score:
+
+    >>> p = rng.uniform(size=200)
+    >>> yb = (rng.uniform(size=200) < p).astype(int)
+    >>> binary = evaluate(p, labels=yb, n_bins=10)
+    >>> [r["aggregation"] for r in binary.rows if r["measure"] == "ECE"]
+    ['confidence', 'classwise', 'binary']
+    >>> round(binary.scores["brier"] / binary.scores["brier_binary"], 12)
+    2.0
     """
-    pred = _as_predictions(predictions, labels, kind, allow_pickle, split)
+    from . import __version__
+
+    if out is not None:
+        out = check_out(out, force=force)
+    requested = _check_bin_request(n_bins)
+    given = {"label_column": label_column, "prob_columns": prob_columns,
+             "ignore_columns": ignore_columns, "delimiter": delimiter, "classes": classes,
+             "header": header, "renormalize": renormalize, "force_logits": force_logits}
+    options = {name: value for name, value in given.items()
+               if value is not _LOADER_DEFAULTS[name]
+               and not (isinstance(value, bool) and value == _LOADER_DEFAULTS[name])}
+    pred = _as_predictions(predictions, labels, kind, allow_pickle, split, options)
     y, P = pred.labels, pred.probs
-    n = pred.n_samples
-    bins, notes = _bin_counts(n_bins, n)
+    n, k = P.shape
+    bins, notes = _bin_plan(requested, n)
+    notes = list(getattr(pred, "notes", ()) or ()) + notes
     conf, top, correct = confidence_scores(y, P)
-    with np.errstate(divide="ignore"):
-        scores = {
-            "log": float(log_loss(y, P)),
-            "brier": float(brier_loss(y, P)),
-            "spherical": float(spherical_loss(y, P)),
-            "zero_one": float(zero_one_loss(y, P)),
-        }
-    if not math.isfinite(scores["log"]):
-        zero = int(np.flatnonzero(P[np.arange(n), y] == 0.0)[0])
-        notes.append(f"log loss is infinite: sample {zero} gives probability 0 to its label"
-                     " (written as null in JSON, empty in CSV)")
+    scores = _scores(pred, y, P, notes)
+    aggregations = _AGGREGATIONS + ((_BINARY,) if k == 2 else ())
     rows = []
     for m in bins:
         for name, p, binning in _MEASURES:
-            for aggregation in _AGGREGATIONS:
+            if binning == "mass" and m > n:
+                continue                          # noted in _bin_plan
+            for aggregation in aggregations:
                 value = _value(y, P, m, p, binning, aggregation)
                 if references:
                     ref, method = _reference(P, top, m, p, binning, aggregation)
@@ -330,24 +591,34 @@ def evaluate(predictions, *, labels=None, kind: str | None = None, n_bins=None,
         notes.append("references marked folded-normal are normal approximations: the exact"
                      f" Poisson-binomial sums would take more than {EXACT_L1_BUDGET:.0e}"
                      " operations (calnotes.evaluation.EXACT_L1_BUDGET)")
-    report = EvaluationReport(source=pred.source, n_samples=n, n_classes=pred.n_classes,
-                              accuracy=float(correct.mean()), mean_confidence=float(conf.mean()),
-                              scores=scores, rows=rows, notes=notes)
-    report._figure = lambda: _reliability_figure(conf, correct, bins[0], pred.source)
+    is_file = isinstance(predictions, (str, os.PathLike))
+    report = EvaluationReport(
+        source=pred.source, n_samples=n, n_classes=k, accuracy=float(correct.mean()),
+        mean_confidence=float(conf.mean()), scores=scores, rows=rows, notes=notes,
+        calnotes_version=__version__,
+        input_sha256=_sha256(predictions) if is_file else None,
+        labels_sha256=(_sha256(labels) if is_file and isinstance(labels, (str, os.PathLike))
+                       else None))
+    m_fig = min(bins[0], n)
+    report._figure = lambda: _reliability_figure(y, P, m_fig, pred.source)
     if out is not None:
-        report.write(out, force=force)
+        try:
+            report.write(out, force=force)
+        except OSError as exc:
+            exc.report = report
+            exc.add_note("the report was computed (the exception's .report); write it with"
+                         " report.write(folder)")
+            raise
     return report
 
 
-def _reliability_figure(conf, correct, m, title):
+def _reliability_figure(y, P, m, title):
     from matplotlib.figure import Figure
 
-    from .plotting import reliability_diagram
+    from .plotting import reliability_panels
 
-    fig = Figure(figsize=(9, 4.2), layout="constrained")
-    axes = fig.subplots(1, 2)
-    for ax, binning in zip(axes, ("width", "mass")):
-        reliability_diagram(correct, conf, m, binning=binning, ax=ax)
-        ax.set_title(f"confidence, {m} equal-{binning} bins", fontsize=10)
+    panels = 3 if P.shape[1] == 2 else 2
+    fig = Figure(figsize=(4.5 * panels, 4.6), layout="constrained")
+    reliability_panels(y, P, m, ax=fig.subplots(1, panels))
     fig.suptitle(Path(title).name if title else "", fontsize=10)
     return fig

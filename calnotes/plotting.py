@@ -16,7 +16,7 @@ import numpy as np
 
 from .measures import reliability_stats
 
-__all__ = ["reliability_diagram"]
+__all__ = ["reliability_diagram", "reliability_panels"]
 
 _DIAGONAL_GID = "calnotes-diagonal"
 _HIST_GID = "calnotes-histogram-axes"
@@ -130,3 +130,78 @@ def reliability_diagram(y_true, y_prob, n_bins: int = 15, *, binning: str = "wid
     if label is not None:
         ax.legend(loc="upper left", frameon=False)
     return ax
+
+
+def reliability_panels(y_true, y_prob, n_bins: int = 15, *, ax=None, title=None):
+    """The reliability diagrams of a ``k``-class model, as in :func:`calnotes.evaluate`'s report.
+
+    Panels: the confidence (top-label) problem with equal-width bins, the same with equal-mass
+    bins, and, for a binary model (``k = 2``), the usual diagram of ``P(y = 1)`` against ``y``
+    with equal-width bins.  Each panel has a legend: the points are (mean prediction, mean
+    outcome) per bin, the dashed line is perfect calibration, and the grey bars on the right
+    axis are the share of predictions in each of ``n_bins`` **equal-width** bins, in every
+    panel (the equal-mass panel too: its bins would all hold the same share).
+
+    Parameters
+    ----------
+    y_true : array_like of int, shape (n,)
+        Labels in ``0..k-1``.
+    y_prob : array_like, shape (n, k) or (n,)
+        Class probabilities (rows summing to one), or binary ``P(y = 1)``.
+    n_bins : int, default 15
+        Bins ``m`` of every panel; the equal-mass panel needs ``m <= n``.
+    ax : sequence of matplotlib.axes.Axes, optional
+        One Axes per panel (2, or 3 for a binary model); a new figure when omitted.
+    title : str, optional
+        Figure title (``suptitle``), only when the figure is made here.
+
+    Returns
+    -------
+    list of matplotlib.axes.Axes
+        The panels, in the order above.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=400)
+    >>> y = (rng.uniform(size=400) < p).astype(int)
+    >>> axes = reliability_panels(y, p, n_bins=10)
+    >>> [a.get_title() for a in axes]
+    ['confidence, 10 equal-width bins', 'confidence, 10 equal-mass bins', 'P(y = 1), 10 equal-width bins']
+    >>> plt.close(axes[0].figure)
+    """
+    from .measures import confidence_scores
+    from .scores import as_matrix
+
+    P = as_matrix(y_prob)
+    conf, _, correct = confidence_scores(y_true, P)
+    panels = [(correct, conf, "width", "confidence"), (correct, conf, "mass", "confidence")]
+    if P.shape[1] == 2:
+        y = (np.asarray(y_true) == 1).astype(np.int64)    # labels validated just above
+        panels.append((y, P[:, 1], "width", "P(y = 1)"))
+    if ax is None:
+        import matplotlib.pyplot as plt
+
+        fig, ax = plt.subplots(1, len(panels), figsize=(4.5 * len(panels), 4.4),
+                               layout="constrained")
+        if title:
+            fig.suptitle(title, fontsize=10)
+    axes = list(np.ravel(ax))
+    if len(axes) != len(panels):
+        raise ValueError(f"ax: expected {len(panels)} Axes (one per panel), got {len(axes)}")
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    for a, (outcome, prob, binning, what) in zip(axes, panels):
+        reliability_diagram(outcome, prob, n_bins, binning=binning, ax=a)
+        a.set_title(f"{what}, {n_bins} equal-{binning} bins", fontsize=10)
+        color = a.get_lines()[-1].get_color()
+        a.legend(handles=[Line2D([], [], color=color, marker="o", markersize=4,
+                                 label="mean outcome per bin"),
+                          Line2D([], [], color="0.55", linestyle="--",
+                                 label="perfect calibration"),
+                          Patch(color=color, alpha=0.22,
+                                label="share of predictions per\nequal-width bin (right axis)")],
+                 loc="upper left", frameon=False, fontsize=7)
+    return axes

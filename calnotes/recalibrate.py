@@ -23,7 +23,35 @@ What each map works on
   the predicted class, the first maximum of each row of ``X`` (logits or probabilities).
 
 Hyperparameters are checked when the object is constructed; inputs when ``fit`` and
-``transform`` are called (:mod:`calnotes._validate` and :func:`check_logits`).
+``transform`` are called (:mod:`calnotes._validate` and :func:`check_logits`).  Logits may be
+``-inf`` (a masked class, probability 0) as long as every row has a finite logit; ``+inf``
+and NaN are refused.
+
+Warnings
+--------
+``fit`` warns, with :class:`DegenerateFitWarning` (a :class:`UserWarning`), when the data
+cannot determine the map; the fit still returns, so that a loop over many models keeps going:
+
+* classes of ``0..k-1`` never occur in ``y`` (every recalibrator);
+* ``n`` is below the number of parameters that no penalty constrains (the scaling maps:
+  1 for temperature scaling, ``2k`` for vector scaling, ``k^2 + k`` for unpenalized matrix
+  scaling; for Dirichlet calibration ``k`` plus the off-diagonal entries when
+  ``reg_lambda = 0`` plus the intercepts when ``reg_mu = 0``);
+* the temperature is at its search bound (``T`` within 0.1% of ``0.001`` or ``1000``);
+* a scaling map gives (near) one-hot outputs, top probability ``>= 1 - 1e-6``, on every fit
+  sample (separable or too few data: the log loss has no minimizer).
+
+``inputs="logits"`` given a matrix that looks like probabilities (every value in ``[0, 1]``,
+every row summing to 1 within 1e-4) issues :class:`InputKindWarning`, a warning rather than
+an error because such logits are possible (only unlikely); pass probabilities with
+``inputs="probs"``.  To silence either warning on purpose, use
+``warnings.filterwarnings("ignore", category=DegenerateFitWarning)``.
+
+Recalibrators follow scikit-learn's estimator API far enough for ``sklearn.base.clone``:
+``get_params`` / ``set_params`` (the constructor's arguments) and ``predict_proba`` (the same
+as ``transform``).  They do not derive from ``sklearn.base.BaseEstimator`` (scikit-learn is
+an optional dependency), so scikit-learn's ``Pipeline`` and ``GridSearchCV``, which ask for
+estimator tags, do not take them.
 
 Used in the chapters "Trivial recalibration wins ECE" (``book/practice/recalibration``: TS,
 HB, IR, MRR) and "Rankings that survive the bin count" (Part V), for the recalibration
@@ -33,6 +61,7 @@ predictor suites of :mod:`calnotes.data`.
 
 from __future__ import annotations
 
+import inspect
 import numbers
 import warnings
 
@@ -43,6 +72,8 @@ from ._validate import check_labels, check_n_bins, check_probabilities
 from .binning import _width_bins_unchecked
 
 __all__ = [
+    "DegenerateFitWarning",
+    "InputKindWarning",
     "Recalibrator",
     "TemperatureScaling",
     "VectorScaling",
@@ -53,7 +84,9 @@ __all__ = [
     "MeanReplacement",
     "AccuracyPreservingTransform",
     "LOG_PROB_FLOOR",
+    "MAX_HISTOGRAM_CELLS",
     "softmax",
+    "log_softmax",
     "as_logits",
     "as_probabilities",
     "check_logits",
@@ -70,29 +103,86 @@ _INPUTS = ("probs", "logits")
 LOG_PROB_FLOOR = 1e-300
 
 
+class DegenerateFitWarning(UserWarning):
+    """A recalibrator's fit is not determined by the data (see the module's *Warnings*)."""
+
+
+class InputKindWarning(UserWarning):
+    """``inputs="logits"`` was given a matrix that looks like probabilities."""
+
+
+try:  # the shared predicate, when calnotes._validate provides it
+    from ._validate import looks_like_probabilities as _looks_like_probabilities
+except ImportError:  # until calnotes._validate provides it (same meaning)
+    def _looks_like_probabilities(arr) -> bool:
+        """Every value in ``[0, 1]`` and every row summing to 1 within 1e-4 (2-d only)."""
+        arr = np.asarray(arr)
+        if arr.ndim != 2 or arr.size == 0 or not np.issubdtype(arr.dtype, np.number):
+            return False
+        with np.errstate(invalid="ignore"):
+            return bool(np.all((arr >= 0.0) & (arr <= 1.0))
+                        and np.all(np.abs(arr.sum(axis=1) - 1.0) <= 1e-4))
+
+#: Largest table of :class:`HistogramBinning`: ``k * n_bins`` bin values (three int64/float64
+#: tables of this size, 240 MB at the limit).  More bins than samples only leaves bins empty.
+MAX_HISTOGRAM_CELLS = 10_000_000
+
+
 # ----------------------------------------------------------------------------- helpers
 
 def softmax(logits) -> np.ndarray:
     """Row-wise softmax of a logit matrix; ``-inf`` entries give probability 0.
 
+    Computed as ``exp(z - max z)`` normalized, with overflow of ``z - max z`` (logits
+    beyond ``+-9e307``) silenced: that difference is then ``-inf``, whose exponential is the
+    correct 0.  A row without a finite logit has no softmax (NaN); :func:`check_logits`
+    refuses such rows.
+
     Examples
     --------
     >>> softmax(np.array([[0.0, np.log(3.0)]])).round(3).tolist()
     [[0.25, 0.75]]
+    >>> softmax([[0.0, -np.inf], [1e308, -1e308]]).tolist()
+    [[1.0, 0.0], [1.0, 0.0]]
     """
     z = np.asarray(logits, dtype=np.float64)
-    return special.softmax(z, axis=1)
+    with np.errstate(over="ignore"):
+        e = np.exp(z - z.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
 
 
-def check_logits(logits, name: str = "X") -> np.ndarray:
-    """Validate a logit matrix: 2-d, ``k >= 2`` columns, finite, non-empty.
+def log_softmax(logits) -> np.ndarray:
+    """Row-wise ``log softmax(z)``, stable for huge logits; ``-inf`` stays ``-inf``.
 
     Examples
     --------
+    >>> log_softmax([[0.0, 0.0, -np.inf]]).round(6).tolist()
+    [[-0.693147, -0.693147, -inf]]
+    """
+    z = np.asarray(logits, dtype=np.float64)
+    with np.errstate(over="ignore"):
+        shifted = z - z.max(axis=1, keepdims=True)
+        return shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+
+
+def check_logits(logits, name: str = "X") -> np.ndarray:
+    """Validate a logit matrix: 2-d, ``k >= 2`` columns, non-empty, real or ``-inf``.
+
+    ``-inf`` is a masked class (probability 0 after softmax) and is accepted as long as
+    every row has at least one finite logit; NaN and ``+inf`` are refused.
+
+    Examples
+    --------
+    >>> check_logits([[0.0, -np.inf]]).tolist()
+    [[0.0, -inf]]
     >>> check_logits([[0.0, np.nan]])
     Traceback (most recent call last):
     ...
-    ValueError: X: non-finite logit nan at index [0, 1]
+    ValueError: X: non-finite logit nan at index [0, 1] (logits must be real, or -inf for a masked class)
+    >>> check_logits([[-np.inf, -np.inf]])
+    Traceback (most recent call last):
+    ...
+    ValueError: X: row 0 has no finite logit (all -inf); every row needs at least one
     """
     try:
         z = np.asarray(logits, dtype=np.float64)
@@ -104,10 +194,16 @@ def check_logits(logits, name: str = "X") -> np.ndarray:
         raise ValueError(f"{name}: empty input (n = 0); at least one sample is needed")
     if z.shape[1] < 2:
         raise ValueError(f"{name}: logits need k >= 2 columns, got shape {z.shape}")
-    bad = ~np.isfinite(z)
+    bad = np.isnan(z) | (z == np.inf)
     if bad.any():
         i, j = np.unravel_index(int(np.flatnonzero(bad.ravel())[0]), z.shape)
-        raise ValueError(f"{name}: non-finite logit {z[i, j]} at index [{i}, {j}]")
+        raise ValueError(f"{name}: non-finite logit {z[i, j]} at index [{i}, {j}] (logits must"
+                         " be real, or -inf for a masked class)")
+    empty = ~np.isfinite(z).any(axis=1)
+    if empty.any():
+        i = int(np.flatnonzero(empty)[0])
+        raise ValueError(f"{name}: row {i} has no finite logit (all -inf); every row needs at"
+                         " least one")
     return z
 
 
@@ -167,8 +263,16 @@ def _check_penalty(value, name: str) -> float:
 
 
 def _check_bins(n_bins) -> int:
-    # Any positive integer: more bins than samples only leaves bins empty (see the fallback).
-    return check_n_bins(n_bins, np.iinfo(np.int64).max)
+    # Any positive integer up to the table limit: more bins than samples only leaves bins
+    # empty (see the fallback).  k >= 2 classes, so k * n_bins <= MAX_HISTOGRAM_CELLS needs
+    # n_bins <= MAX_HISTOGRAM_CELLS // 2.
+    m = check_n_bins(n_bins, np.iinfo(np.int64).max)
+    if m > MAX_HISTOGRAM_CELLS // 2:
+        raise ValueError(
+            f"n_bins: {m} bins is above the limit {MAX_HISTOGRAM_CELLS // 2} (k * n_bins <="
+            f" {MAX_HISTOGRAM_CELLS:.0e} table cells, calnotes.recalibrate.MAX_HISTOGRAM_CELLS);"
+            " more bins than samples only leaves bins empty")
+    return m
 
 
 def _normalize_rows(V: np.ndarray) -> np.ndarray:
@@ -204,6 +308,23 @@ class Recalibrator:
     ----------
     n_classes_ : int
         Number of classes ``k`` seen in :meth:`fit`; set only when ``fit`` succeeds.
+
+    Warns
+    -----
+    DegenerateFitWarning
+        From :meth:`fit`: classes missing from ``y``; for the scaling maps also ``n`` below
+        the number of unpenalized parameters, and (near) one-hot outputs on every fit sample;
+        for temperature scaling a temperature at the search bound.
+    InputKindWarning
+        From :meth:`fit`: ``inputs="logits"`` with an ``X`` that looks like probabilities.
+
+    Examples
+    --------
+    scikit-learn's ``clone`` works (``get_params`` / ``set_params``):
+
+    >>> from sklearn.base import clone
+    >>> clone(HistogramBinning(n_bins=7, inputs="logits"))
+    HistogramBinning(n_bins=7, inputs='logits')
     """
 
     _space = "logits"
@@ -234,13 +355,123 @@ class Recalibrator:
                 f"X: has {Z.shape[1]} columns but {type(self).__name__} was fitted on"
                 f" {self.n_classes_} classes")
 
+    # -- scikit-learn estimator API ---------------------------------------------------------
+    @classmethod
+    def _param_names(cls) -> list[str]:
+        signature = inspect.signature(cls.__init__)
+        return [p.name for p in signature.parameters.values()
+                if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+
+    def get_params(self, deep: bool = True) -> dict:
+        """The constructor's arguments, ``{name: value}`` (scikit-learn's estimator API).
+
+        ``deep`` is accepted for scikit-learn and has no effect (no nested estimators).
+
+        Examples
+        --------
+        >>> HistogramBinning(n_bins=10).get_params()
+        {'n_bins': 10, 'inputs': 'probs'}
+        """
+        return {name: getattr(self, name) for name in self._param_names()}
+
+    def set_params(self, **params):
+        """Set constructor arguments (validated as in the constructor); returns ``self``.
+
+        A fitted object becomes unfitted when a value changes: its fit was for the old
+        values.
+
+        Examples
+        --------
+        >>> HistogramBinning().set_params(n_bins=5).n_bins
+        5
+        >>> HistogramBinning().set_params(bins=5)
+        Traceback (most recent call last):
+        ...
+        ValueError: set_params: HistogramBinning has no parameter(s) ['bins']; its parameters are ['n_bins', 'inputs']
+        """
+        names = self._param_names()
+        unknown = sorted(set(params) - set(names))
+        if unknown:
+            raise ValueError(f"set_params: {type(self).__name__} has no parameter(s) {unknown};"
+                             f" its parameters are {names}")
+        old = self.get_params()
+        fresh = type(self)(**{**old, **params})       # validates every value
+        for name in names:
+            setattr(self, name, getattr(fresh, name))
+        if any(old[name] is not getattr(self, name) and old[name] != getattr(self, name)
+               for name in names):
+            self.__dict__.pop("n_classes_", None)
+        return self
+
+    def __repr__(self) -> str:
+        defaults = {p.name: p.default
+                    for p in inspect.signature(type(self).__init__).parameters.values()}
+        shown = [f"{name}={value!r}" for name, value in self.get_params().items()
+                 if not (defaults.get(name) is value or defaults.get(name) == value)]
+        return f"{type(self).__name__}({', '.join(shown)})"
+
+    # -- degenerate fits --------------------------------------------------------------------
+    #: Scaling maps: warn when every fit sample gets a (near) one-hot output.
+    _warn_one_hot = False
+    _ONE_HOT = 1.0 - 1e-6
+
+    def _n_parameters(self, k: int) -> int:
+        """Parameters that no penalty constrains (0: not a parametric map, never warned)."""
+        return 0
+
+    def _warn(self, message: str) -> None:
+        # stacklevel: _warn -> fit -> the caller of fit
+        warnings.warn(f"{type(self).__name__}: {message}", DegenerateFitWarning, stacklevel=3)
+
+    def _warn_if_probabilities(self, X) -> None:
+        try:
+            arr = np.asarray(X, dtype=np.float64)
+        except (TypeError, ValueError):
+            return  # refused with a clear message by the input checks
+        if arr.ndim == 2 and arr.shape[1] >= 2 and _looks_like_probabilities(arr):
+            warnings.warn(
+                f"{type(self).__name__}: inputs='logits' but X looks like probabilities (every"
+                " value in [0, 1], every row summing to 1); softmax of probabilities is not"
+                " what the model predicted. Pass inputs='probs' if X holds probabilities.",
+                InputKindWarning, stacklevel=3)
+
+    def _check_fit_data(self, F, y) -> None:
+        n, k = F.shape
+        absent = np.flatnonzero(np.bincount(y, minlength=k) == 0)
+        if absent.size:
+            self._warn(f"class(es) {absent.tolist()} of 0..{k - 1} never occur in y; the map is"
+                       " fitted without seeing them (their outputs are extrapolated)")
+        n_params = self._n_parameters(k)
+        if n < n_params:
+            self._warn(f"{n_params} parameters fitted on n = {n} samples; the data cannot"
+                       " determine the map (use more data, or a map with fewer parameters or a"
+                       " penalty)")
+
+    def _check_fitted_map(self, F) -> None:
+        if not self._warn_one_hot:
+            return
+        out = self._transform(F)
+        if np.all(out.max(axis=1) >= self._ONE_HOT):
+            self._warn(f"every fit sample gets a (near) one-hot output (top probability >="
+                       f" {self._ONE_HOT}); the fit data are separable or too few, so the log"
+                       " loss has no minimizer and the map is overconfident")
+
     # -- public API -----------------------------------------------------------------------
     def fit(self, X, y):
-        """Fit the map on predictions ``X`` and labels ``y``; returns ``self``."""
+        """Fit the map on predictions ``X`` and labels ``y``; returns ``self``.
+
+        Warns with :class:`DegenerateFitWarning` when the data cannot determine the map, and
+        with :class:`InputKindWarning` when ``inputs="logits"`` receives probabilities (see
+        the module's *Warnings*).
+        """
         self.__dict__.pop("n_classes_", None)  # a failed refit leaves the object unfitted
+        if self.inputs == "logits":
+            self._warn_if_probabilities(X)
         F = self._prepare(X)
         y = check_labels(y, n_classes=F.shape[1], n_samples=F.shape[0], name="y")
         self._fit(F, y)
+        self._check_fit_data(F, y)
+        self._check_fitted_map(F)
         self.n_classes_ = F.shape[1]
         return self
 
@@ -250,6 +481,10 @@ class Recalibrator:
         F = self._prepare(X)
         self._check_width(F)
         return self._transform(F)
+
+    def predict_proba(self, X) -> np.ndarray:
+        """The same as :meth:`transform` (scikit-learn's name for class probabilities)."""
+        return self.transform(X)
 
     def fit_transform(self, X, y) -> np.ndarray:
         """``fit(X, y)`` then ``transform(X)``."""
@@ -295,6 +530,12 @@ class TemperatureScaling(Recalibrator):
     nll_ : float
         Mean log loss on the fit data at ``T``.
 
+    Warns
+    -----
+    DegenerateFitWarning
+        ``T`` at a bound of the search (one class in ``y``, ``n = 1``, separable data), every
+        fit output (near) one-hot, or classes missing from ``y``.
+
     Examples
     --------
     >>> rng = np.random.default_rng(0)
@@ -306,16 +547,22 @@ class TemperatureScaling(Recalibrator):
     """
 
     _LOG_BETA_BOUND = np.log(1000.0)
+    _warn_one_hot = True
+
+    def _n_parameters(self, k: int) -> int:
+        return 1
 
     def _fit(self, Z, y):
         zy = _true_class_logits(Z, y)
         # With beta > 0 the row maximum of beta * z is beta * max(z), so
         # mean(logsumexp(beta z) - beta z_y) = beta * mean(max z - z_y)
         #                                       + mean(log sum exp(beta (z - max z))).
-        # z - max z <= 0, and -inf for a zero probability, which exp maps to 0.
+        # z - max z <= 0, and -inf for a zero probability (or a masked logit), which exp maps
+        # to 0; an overflow of the difference (logits beyond 9e307) is -inf too.
         top = Z.max(axis=1)
-        D = Z - top[:, None]
-        gap = float(np.mean(top - zy))
+        with np.errstate(over="ignore"):
+            D = Z - top[:, None]
+            gap = float(np.mean(top - zy))
         buf = np.empty_like(D)
 
         def nll(log_beta: float) -> float:
@@ -330,6 +577,10 @@ class TemperatureScaling(Recalibrator):
                                        method="bounded", options={"xatol": 1e-10})
         self.temperature_ = float(np.exp(-res.x))
         self.nll_ = float(res.fun)
+        if abs(abs(float(res.x)) - self._LOG_BETA_BOUND) < 1e-3:
+            self._warn(f"the fitted temperature {self.temperature_:.6g} is at the bound of the"
+                       " search, T in [0.001, 1000]: the data do not determine T (one class"
+                       " only, too few samples, or separable data)")
 
     def _transform(self, Z):
         return softmax(Z / self.temperature_)
@@ -501,10 +752,18 @@ class _LinearScaling(Recalibrator):
         self.nll_ = problem.log_loss(res.x)
         return res.x
 
+    _warn_one_hot = True
+
     def _finite_logits(self, Z, name: str = "X") -> np.ndarray:
         bad = ~np.isfinite(Z)
         if bad.any():
             i, j = np.unravel_index(int(np.flatnonzero(bad.ravel())[0]), Z.shape)
+            if self.inputs == "logits":
+                raise ValueError(
+                    f"{name}: logit -inf (a masked class) at index [{i}, {j}];"
+                    f" {type(self).__name__} needs finite logits (-inf times a weight is not a"
+                    " logit); use TemperatureScaling, which keeps masked classes at 0, or"
+                    " DirichletCalibration, which floors log p")
             raise ValueError(
                 f"{name}: probability 0 at index [{i}, {j}] has log-probability -inf;"
                 f" {type(self).__name__} needs finite logits (pass inputs='logits', or use"
@@ -512,7 +771,10 @@ class _LinearScaling(Recalibrator):
         return Z
 
     def _prepare(self, X, name: str = "X") -> np.ndarray:
-        return self._finite_logits(super()._prepare(X, name), name)
+        Z = super()._prepare(X, name)
+        if getattr(self, "n_classes_", None):   # transform: the width first, then the values
+            self._check_width(Z)
+        return self._finite_logits(Z, name)
 
 
 class VectorScaling(_LinearScaling):
@@ -556,6 +818,9 @@ class VectorScaling(_LinearScaling):
     >>> vs.transform(Z).shape
     (400, 3)
     """
+
+    def _n_parameters(self, k: int) -> int:
+        return 2 * k
 
     def _fit(self, Z, y):
         problem = _LogLossProblem(Z, y, full=False)
@@ -616,6 +881,9 @@ class MatrixScaling(_LinearScaling):
 
     def _penalties(self, k):
         return {"off_diag": self.reg, "diag": self.reg, "bias": self.reg}
+
+    def _n_parameters(self, k: int) -> int:
+        return k * k + k if self.reg == 0 else 0
 
     def _problem(self, F, y) -> _LogLossProblem:
         return _LogLossProblem(F, y, full=True, **self._penalties(F.shape[1]))
@@ -690,9 +958,12 @@ class DirichletCalibration(MatrixScaling):
         return {"off_diag": self.reg_lambda / (k * (k - 1)), "diag": 0.0,
                 "bias": self.reg_mu / k}
 
+    def _n_parameters(self, k: int) -> int:
+        return k + (k * k - k if self.reg_lambda == 0 else 0) + (k if self.reg_mu == 0 else 0)
+
     def _prepare(self, X, name: str = "X") -> np.ndarray:
-        if self.inputs == "logits":
-            return special.log_softmax(check_logits(X, name), axis=1)
+        if self.inputs == "logits":   # a masked class (-inf) is floored like a zero probability
+            return np.maximum(log_softmax(check_logits(X, name)), np.log(LOG_PROB_FLOOR))
         return np.log(np.maximum(_probability_matrix(X, name), LOG_PROB_FLOOR))
 
 
@@ -733,7 +1004,10 @@ class HistogramBinning(_OneVsRest):
     Parameters
     ----------
     n_bins : int, default 15
-        Bins per class (``>= 1``; more bins than samples only leaves bins empty).
+        Bins per class (``>= 1``; more bins than samples only leaves bins empty).  Bounded by
+        the table size: ``k * n_bins <= MAX_HISTOGRAM_CELLS`` (``1e7``), checked in ``fit``
+        (and ``n_bins <= 5e6`` when the object is made), so a huge count is a clear
+        ``ValueError``, not a ``MemoryError``.
     inputs : {"probs", "logits"}
         ``"logits"``: binning is applied to ``softmax(z)``.
 
@@ -763,6 +1037,12 @@ class HistogramBinning(_OneVsRest):
     def _fit(self, P, y):
         n, k = P.shape
         m = self.n_bins
+        if k * m > MAX_HISTOGRAM_CELLS:
+            raise ValueError(
+                f"n_bins: {m} bins x {k} classes = {k * m} table cells, above the limit"
+                f" {MAX_HISTOGRAM_CELLS:.0e} (calnotes.recalibrate.MAX_HISTOGRAM_CELLS); use at"
+                f" most {MAX_HISTOGRAM_CELLS // k} bins (more bins than samples only leaves"
+                " bins empty)")
         bins = _width_bins_unchecked(P, m)                 # (n, k)
         flat = bins + m * np.arange(k)                     # class r's bins at r*m .. r*m+m-1
         counts = np.bincount(flat.ravel(), minlength=k * m).reshape(k, m)
@@ -1014,6 +1294,12 @@ def compare_recalibrators(X_cal, y_cal, X_test, y_test, *, inputs: str = "probs"
         One row per method: ``method``, ``accuracy``, ``ece``, ``ace``, ``ece_classwise``,
         ``nll``, ``brier``, and the fitted ``model`` (``None`` for the baseline).
 
+    Raises
+    ------
+    ValueError
+        Invalid inputs; the message names the argument (``X_cal``, ``y_cal``, ``X_test``,
+        ``y_test``).
+
     Examples
     --------
     >>> rng = np.random.default_rng(0)
@@ -1029,7 +1315,12 @@ def compare_recalibrators(X_cal, y_cal, X_test, y_test, *, inputs: str = "probs"
     from .scores import brier_loss, log_loss
 
     methods = TABLE1_METHODS if methods is None else dict(methods)
+    Xc = as_probabilities(X_cal, inputs, "X_cal")
     Xt = as_probabilities(X_test, inputs, "X_test")
+    if Xt.shape[1] != Xc.shape[1]:
+        raise ValueError(f"X_test: has {Xt.shape[1]} columns but X_cal has {Xc.shape[1]}")
+    check_labels(y_cal, n_classes=Xc.shape[1], n_samples=Xc.shape[0], name="y_cal")
+    y_test = check_labels(y_test, n_classes=Xt.shape[1], n_samples=Xt.shape[0], name="y_test")
     rows = []
     for name, method in [("baseline", None)] + list(methods.items()):
         if method is None:

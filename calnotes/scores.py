@@ -41,6 +41,7 @@ __all__ = [
     "get_loss",
     "as_matrix",
     "log_loss",
+    "log_loss_from_logits",
     "brier_loss",
     "spherical_loss",
     "zero_one_loss",
@@ -149,6 +150,75 @@ def log_loss(y_true, y_prob, *, per_sample: bool = False):
     0.693147
     """
     return LOG(y_true, y_prob, per_sample=per_sample)
+
+
+def log_loss_from_logits(y_true, logits, *, per_sample: bool = False):
+    r"""Log loss of ``softmax(z)`` computed from the logits: ``logsumexp(z) - z_y``.
+
+    Equal to ``log_loss(y_true, softmax(logits))`` in exact arithmetic, but stable: the
+    log-sum-exp is taken after subtracting each row's maximum, so a logit gap of 800 gives
+    a loss of 800 where ``softmax`` underflows to probability 0 and :func:`log_loss` gives
+    ``inf``.  NumPy only.
+
+    Parameters
+    ----------
+    y_true : array_like of int, shape (n,)
+        Labels in ``0..k-1``.
+    logits : array_like, shape (n, k)
+        Real logits, ``k >= 2``.  ``-inf`` marks a masked class (probability 0); every row
+        needs at least one finite logit.  ``+inf`` and NaN are refused.
+    per_sample : bool, default False
+        Return the ``n`` per-sample losses instead of their mean.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        ``inf`` only where the label's logit is ``-inf`` (the label has probability 0), or
+        where the loss exceeds the float64 range (about ``1.8e308``).
+
+    Raises
+    ------
+    ValueError
+        Wrong shape, ``k < 2``, empty input, NaN or ``+inf``, a row of ``-inf`` only, or
+        labels out of range.
+
+    Examples
+    --------
+    >>> log_loss_from_logits([0], [[0.0, 800.0]])      # softmax gives p_y = 0 here
+    800.0
+    >>> round(log_loss_from_logits([1], [[0.0, 0.0]]), 6)
+    0.693147
+    >>> log_loss_from_logits([1, 0], [[0.0, -np.inf], [0.0, -np.inf]], per_sample=True).tolist()
+    [inf, 0.0]
+    """
+    try:
+        Z = np.asarray(logits, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"logits: could not convert to a float array ({exc})") from None
+    if Z.ndim != 2:
+        raise ValueError(f"logits: expected shape (n, k), got shape {Z.shape}")
+    if Z.shape[0] == 0:
+        raise ValueError("logits: empty input (n = 0); at least one sample is needed")
+    if Z.shape[1] < 2:
+        raise ValueError(f"logits: need k >= 2 columns, got shape {Z.shape}")
+    bad = np.isnan(Z) | (Z == np.inf)
+    if bad.any():
+        i, j = np.unravel_index(int(np.flatnonzero(bad.ravel())[0]), Z.shape)
+        raise ValueError(f"logits: {Z[i, j]} at index [{i}, {j}]; logits must be finite"
+                         " or -inf (a masked class)")
+    top = Z.max(axis=1)
+    empty = top == -np.inf
+    if empty.any():
+        i = int(np.flatnonzero(empty)[0])
+        raise ValueError(f"logits: row {i} is -inf everywhere; every row needs at least one"
+                         " finite logit")
+    y = check_labels(y_true, n_classes=Z.shape[1], n_samples=Z.shape[0])
+    rows = np.arange(Z.shape[0])
+    with np.errstate(over="ignore"):   # z - max below -1.8e308 is -inf: exp gives 0, exactly
+        shifted = Z - top[:, None]
+        # the sum is >= 1 (the maximum contributes exp(0)), so its log is finite and >= 0
+        losses = np.log(np.exp(shifted).sum(axis=1)) - shifted[rows, y]
+    return losses if per_sample else float(losses.mean())
 
 
 def brier_loss(y_true, y_prob, *, per_sample: bool = False):

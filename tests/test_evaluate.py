@@ -83,14 +83,17 @@ def test_folded_normal_fallback_is_close_for_large_bins(monkeypatch):
     assert any("folded-normal" in note for note in approx.notes)
 
 
-def test_default_bins_skip_counts_above_n_and_explicit_ones_fail():
+def test_bin_counts_above_n_get_equal_width_rows_only():
+    """m > n: the equal-width ECE is defined (empty bins carry no weight), equal-mass bins are
+    not (eq. (1) needs a sample per bin): ECE rows kept, QECE rows skipped with a note."""
     rng = np.random.default_rng(3)
     P, y, _ = _calibrated(50, 3, rng)
-    report = calnotes.evaluate(P, labels=y)
-    assert sorted({r["n_bins"] for r in report.rows}) == [15, 20]
-    assert any("[100]" in note for note in report.notes)
-    with pytest.raises(ValueError, match="n_bins: 100 bins for 50 samples"):
-        calnotes.evaluate(P, labels=y, n_bins=[10, 100])
+    for report in (calnotes.evaluate(P, labels=y), calnotes.evaluate(P, labels=y,
+                                                                     n_bins=[15, 20, 100])):
+        rows = {(r["measure"], r["n_bins"]) for r in report.rows}
+        assert {m for measure, m in rows if measure == "ECE"} == {15, 20, 100}
+        assert {m for measure, m in rows if measure != "ECE"} == {15, 20}
+        assert any("[100]" in note and "skipped" in note for note in report.notes)
     with pytest.raises(ValueError, match="labels: required"):
         calnotes.evaluate(P)
     with pytest.raises(ValueError, match="kind: expected"):
@@ -186,8 +189,9 @@ def test_cli_evaluate_refuses_pickle_without_opt_in(tmp_path, capsys):
 
 @pytest.mark.parametrize("argv, message", [
     (["evaluate", "missing.npz"], "missing.npz: no such file"),
-    (["evaluate", "{npz}", "--bins", "0"], "n_bins: expected a positive integer"),
-    (["evaluate", "{npz}", "--bins", "501"], "501 bins for 500 samples"),
+    (["evaluate", "{npz}", "--bins", "0"], "n_bins (command line: --bins): bin count 0 is not"
+                                             " a positive integer"),
+    (["evaluate", "{npz}", "--bins", "-3"], "--bins): bin count -3 is not a positive integer"),
 ])
 def test_cli_evaluate_errors(npz_file, argv, message, capsys):
     path = npz_file[0]

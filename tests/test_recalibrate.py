@@ -21,7 +21,8 @@ import pytest
 from scipy import optimize, special, stats
 
 import calnotes as cn
-from calnotes.recalibrate import (AccuracyPreservingTransform, DirichletCalibration,
+from calnotes.recalibrate import (AccuracyPreservingTransform, DegenerateFitWarning,
+                                  DirichletCalibration,
                                   HistogramBinning, IsotonicCalibration, LOG_PROB_FLOOR,
                                   MatrixScaling, MeanReplacement, Recalibrator,
                                   TemperatureScaling, VectorScaling, _LogLossProblem,
@@ -29,6 +30,11 @@ from calnotes.recalibrate import (AccuracyPreservingTransform, DirichletCalibrat
 
 EXACT = 1e-12
 OPT = 1e-7
+
+#: Tests of shapes and messages fit on four samples (``P4``), fewer than vector scaling's
+#: 2k = 6 parameters and separable for Dirichlet calibration: degenerate fits by design.
+#: Their DegenerateFitWarning is tested in tests/test_findings_report.py.
+TINY_FITS = pytest.mark.filterwarnings("ignore::calnotes.recalibrate.DegenerateFitWarning")
 
 
 def draw_labels(rng, Q):
@@ -118,7 +124,8 @@ def test_fitted_log_loss_never_above_identity_and_maps_nest(seed):
 
 def test_temperature_scaling_keeps_zero_probabilities_and_refuses_zero_on_label():
     P = np.array([[0.7, 0.3, 0.0], [0.2, 0.5, 0.3], [0.1, 0.1, 0.8]])
-    out = TemperatureScaling().fit(P, [0, 1, 2]).transform(P)
+    with pytest.warns(DegenerateFitWarning, match="one-hot"):   # 3 samples, all argmax right
+        out = TemperatureScaling().fit(P, [0, 1, 2]).transform(P)
     assert out[0, 2] == 0.0
     with pytest.raises(ValueError, match=r"X: sample 0 gives probability 0 to its label 2"):
         TemperatureScaling().fit(P, [2, 1, 2])
@@ -229,7 +236,9 @@ def test_vector_and_matrix_scaling_refuse_zero_probabilities():
     for m in (VectorScaling(), MatrixScaling()):
         with pytest.raises(ValueError, match=r"X: probability 0 at index \[0, 2\].*logits"):
             m.fit(P, [0, 1, 2])
-        m.fit(P[1:], [1, 2])
+        with pytest.warns(DegenerateFitWarning) as record:   # 2 samples, class 0 absent
+            m.fit(P[1:], [1, 2])
+        assert any("class(es) [0]" in str(w.message) for w in record)
         with pytest.raises(ValueError, match=r"X: probability 0 at index \[0, 2\]"):
             m.transform(P)
 
@@ -484,7 +493,8 @@ def test_sorted_tf_coincides_with_mrr(splits):
         np.testing.assert_array_equal(tf.transform(Xt), mrr.transform(Xt))
         assert tf.accuracy_ == mrr.accuracy_
     # ACC on the largest entry, the first among tied maxima
-    tf = AccuracyPreservingTransform().fit([[0.6, 0.3, 0.1]] * 4, [0, 0, 0, 1])  # ACC 3/4
+    with pytest.warns(DegenerateFitWarning, match=r"class\(es\) \[2\]"):
+        tf = AccuracyPreservingTransform().fit([[0.6, 0.3, 0.1]] * 4, [0, 0, 0, 1])  # ACC 3/4
     np.testing.assert_allclose(tf.transform([[0.4, 0.4, 0.2], [0.1, 0.2, 0.7]]),
                                [[0.75, 0.125, 0.125], [0.125, 0.125, 0.75]], atol=EXACT)
 
@@ -551,6 +561,7 @@ P4 = [[0.7, 0.2, 0.1], [0.1, 0.8, 0.1], [0.3, 0.3, 0.4], [0.6, 0.3, 0.1]]
 Y4 = [0, 1, 2, 1]
 
 
+@TINY_FITS
 @pytest.mark.parametrize("name", ALL)
 def test_outputs_are_probabilities_for_both_input_kinds(name):
     for inputs, X in (("probs", P4), ("logits", np.log(P4))):
@@ -591,6 +602,7 @@ BAD_X = [
 ]
 
 
+@TINY_FITS
 @pytest.mark.parametrize("name", ALL)
 @pytest.mark.parametrize("case, inputs, X, exc, match", BAD_X, ids=[c[0] for c in BAD_X])
 def test_bad_x_in_fit_and_transform(name, case, inputs, X, exc, match):
@@ -619,6 +631,7 @@ def test_bad_labels(name, case, y, match):
         ALL[name]("probs").fit(P4, y)
 
 
+@TINY_FITS
 @pytest.mark.parametrize("name", ALL)
 def test_transform_checks_fitted_state_and_width(name):
     with pytest.raises(RuntimeError, match=r"call fit\(X, y\) before transform\(X\)"):
