@@ -15,18 +15,19 @@ from .measures import (binned_ece, classwise, confidence, confidence_scores, cwc
                        reliability_stats, tce, unbinned_ece)
 from .scores import (BRIER, LOG, NEG_ENTROPY, PROPER_LOSSES, SPHERICAL, SQUARED_NORM, ZERO_ONE,
                      BregmanGenerator, ProperLoss, brier_loss, bregman_divergence, divergence,
-                     entropy, expected_loss, get_loss, log_loss, score_decomposition,
-                     spherical_loss, zero_one_loss, pool_by_prediction)
-from .plotting import reliability_diagram
+                     entropy, expected_loss, get_loss, log_loss, log_loss_from_logits,
+                     score_decomposition, spherical_loss, zero_one_loss, pool_by_prediction)
+from .plotting import reliability_diagram, reliability_panels
 from .expectation import (SimulationResult, expected_binned_ece, expected_qece,
                           expected_unbinned_ece, folded_normal_l1_approximation,
                           poisson_binomial_pmf, simulate_qece)
 from .decisions import (DEFAULT_LOSSES, DecisionProblem, Dominance, calibrated_expected_qece,
                         dominates, garble, garbling_population, iid_expectation,
                         random_decision_problem, simplex_grid)
-from .recalibrate import (AccuracyPreservingTransform, DirichletCalibration, HistogramBinning,
-                          IsotonicCalibration, MatrixScaling, MeanReplacement, Recalibrator,
-                          TemperatureScaling, VectorScaling, compare_recalibrators)
+from .recalibrate import (AccuracyPreservingTransform, DegenerateFitWarning, DirichletCalibration,
+                          HistogramBinning, InputKindWarning, IsotonicCalibration, MatrixScaling,
+                          MeanReplacement, Recalibrator, TemperatureScaling, VectorScaling,
+                          compare_recalibrators)
 from .data.loaders import Predictions, load_predictions, save_predictions
 from .evaluation import EvaluationReport, evaluate
 from . import data, rankings, recalibrate
@@ -42,7 +43,7 @@ def __getattr__(name):
     raise AttributeError(f"module 'calnotes' has no attribute {name!r}")
 
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
     "assign_bins", "equal_mass_bin_sizes", "equal_mass_bins", "equal_width_bins",
@@ -52,16 +53,16 @@ __all__ = [
     "tce", "unbinned_ece",
     "BRIER", "LOG", "NEG_ENTROPY", "PROPER_LOSSES", "SPHERICAL", "SQUARED_NORM", "ZERO_ONE",
     "BregmanGenerator", "ProperLoss", "brier_loss", "bregman_divergence", "divergence",
-    "entropy", "expected_loss", "get_loss", "log_loss", "score_decomposition",
-    "spherical_loss", "zero_one_loss", "pool_by_prediction",
-    "reliability_diagram",
+    "entropy", "expected_loss", "get_loss", "log_loss", "log_loss_from_logits",
+    "score_decomposition", "spherical_loss", "zero_one_loss", "pool_by_prediction",
+    "reliability_diagram", "reliability_panels",
     "SimulationResult", "expected_binned_ece", "expected_qece", "expected_unbinned_ece",
     "folded_normal_l1_approximation", "poisson_binomial_pmf", "simulate_qece",
     "DEFAULT_LOSSES", "DecisionProblem", "Dominance", "calibrated_expected_qece", "dominates",
     "garble", "garbling_population", "iid_expectation", "random_decision_problem",
     "simplex_grid",
-    "AccuracyPreservingTransform", "DirichletCalibration", "HistogramBinning",
-    "IsotonicCalibration", "MatrixScaling", "MeanReplacement", "Recalibrator",
+    "AccuracyPreservingTransform", "DegenerateFitWarning", "DirichletCalibration",
+    "HistogramBinning", "InputKindWarning", "IsotonicCalibration", "MatrixScaling", "MeanReplacement", "Recalibrator",
     "TemperatureScaling", "VectorScaling", "compare_recalibrators",
     "Predictions", "load_predictions", "save_predictions",
     "EvaluationReport", "evaluate",

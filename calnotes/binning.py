@@ -28,7 +28,7 @@ Equal mass, ``m`` bins (eq. (1) of the truthfulness paper)
         Every order of the tied samples is equally likely and the measure is its exact mean
         over them: the ``o`` members of a group of ``N`` (with ``K`` positives) that fall in a
         bin bring a ``Hyp(N, K, o)`` number of positives, so the mean needs only hypergeometric
-        laws (:mod:`calnotes._ties`), not an enumeration of orders.  The value does not depend
+        laws (``calnotes._ties``), not an enumeration of orders.  The value does not depend
         on the order of the rows -- a file sorted by label gives the same number as a shuffled
         one -- and the average of truthful measures is truthful (chapter *The measures*,
         ``prop-tie-average``).  ``binned_ece`` with ``p != 1`` averages ``ECE_p^p`` before the
