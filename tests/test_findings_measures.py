@@ -115,3 +115,29 @@ def test_L23_classwise_with_a_non_measure_names_the_measure():
         cn.confidence(lambda yy, pp: np.array([1.0, 2.0]), y, P)
     with pytest.raises(TypeError, match="measure: expected a binary measure"):
         cn.classwise(5, y, P)
+
+
+def test_H1_cli_reports_identical_for_label_sorted_and_shuffled_csv(tmp_path, capsys):
+    """H1 through the command line: the same rows, rounded to 2 decimals, written to two CSV
+    files (sorted by label; shuffled) give identical reports (calnotes evaluate --json)."""
+    import json
+
+    from calnotes.cli import main
+
+    rng = np.random.default_rng(11)
+    n = 800
+    p = np.round(rng.beta(2, 2, n), 2)
+    y = (rng.random(n) < p).astype(int)
+    files = {}
+    for name, order in (("sorted", np.argsort(y, kind="stable")), ("shuffled", rng.permutation(n))):
+        path = tmp_path / f"ties_{name}.csv"
+        lines = ["label,p0,p1"] + [f"{y[i]},{1 - p[i]:.2f},{p[i]:.2f}" for i in order]
+        path.write_text("\n".join(lines) + "\n")
+        assert main(["evaluate", str(path), "--bins", "15", "--json"]) == 0
+        files[name] = json.loads(capsys.readouterr().out)
+    a, b = files["sorted"]["measures"], files["shuffled"]["measures"]
+    assert len(a) == len(b) > 0
+    for ra, rb in zip(a, b):
+        assert ra["measure"] == rb["measure"] and ra["aggregation"] == rb["aggregation"]
+        assert close(ra["value"], rb["value"], 1e-12), ra
+        assert close(ra["calibrated_reference"], rb["calibrated_reference"], 1e-12), ra
