@@ -13,6 +13,23 @@ Conventions
 * ``y_true`` holds integer labels, ``0 <= y < k`` (``k = 2`` for binary inputs).  Floats
   that are exactly integers (``1.0``) are accepted; ``0.5`` or ``True`` / ``False``
   mixed with ``2`` are not.
+
+Tolerances, and the one conversion
+----------------------------------
+* A row must sum to one within :func:`row_sum_tolerance`: :data:`ROW_SUM_ATOL` for float64
+  and float32 data, more for float16 (``k`` times its machine epsilon), whose rounding alone
+  moves a row sum by that much.  The tolerance is taken from the dtype the caller passed,
+  before the cast to float64.
+* Every value must lie in ``[0, 1]``.  Values outside by at most :data:`VALUE_ATOL` (float64;
+  ``4 eps`` of a coarser dtype) -- ``1.0000000000000002`` or ``-1e-17``, the residue of
+  computing ``1 - p`` or a softmax in floating point -- are clipped to the interval: the only
+  value calnotes changes, and only by rounding error.  Anything further out is refused: a single
+  probability above one is impossible, whereas a row summing to ``0.99995`` is a normal
+  float32 result, hence the different tolerances for values and for row sums.
+* A failed check says what the numbers look like (:func:`diagnose_probabilities`): rows
+  summing to one only to about ``1e-2`` are *rounded* probabilities (renormalize them); values
+  in ``[0, 100]`` whose rows sum to 100 are *percentages*; only values below 0 or above 1 that
+  are not percentages can be *logits*.
 """
 
 from __future__ import annotations
@@ -23,6 +40,12 @@ import numpy as np
 
 __all__ = [
     "ROW_SUM_ATOL",
+    "VALUE_ATOL",
+    "RENORMALIZE_TOL",
+    "row_sum_tolerance",
+    "looks_like_probabilities",
+    "diagnose_probabilities",
+    "renormalize_rows",
     "scan_rows",
     "check_probabilities",
     "check_labels",
@@ -35,6 +58,177 @@ __all__ = [
 #: classes are off by up to ~1e-5 (k * float32 epsilon / 2 ~ 6e-5 in the worst case);
 #: 1e-4 accepts them while still rejecting un-normalised scores and logits.
 ROW_SUM_ATOL = 1e-4
+#: Values this far outside ``[0, 1]`` (float64 input) are floating-point residue and clipped.
+VALUE_ATOL = 1e-12
+#: Default tolerance of ``renormalize=True``: rows summing to one within 2% (probabilities
+#: rounded to two decimals over up to a few classes) are divided by their sums.
+RENORMALIZE_TOL = 0.02
+
+
+def row_sum_tolerance(dtype, n_classes: int) -> float:
+    """Tolerance on ``|sum_r p_r - 1|`` for probabilities stored as ``dtype``.
+
+    :data:`ROW_SUM_ATOL` unless the dtype is coarser: ``n_classes`` times its machine epsilon
+    (float16: about ``1e-3`` per class), the most its rounding can move a row sum.
+
+    Examples
+    --------
+    >>> row_sum_tolerance(np.float64, 3)
+    0.0001
+    >>> round(row_sum_tolerance(np.float16, 3), 6)
+    0.00293
+    """
+    dtype = np.dtype(dtype)
+    if dtype.kind != "f":
+        return ROW_SUM_ATOL
+    return max(ROW_SUM_ATOL, n_classes * float(np.finfo(dtype).eps))
+
+
+def _value_tolerance(dtype) -> float:
+    dtype = np.dtype(dtype)
+    if dtype.kind != "f" or np.finfo(dtype).eps <= np.finfo(np.float64).eps:
+        return VALUE_ATOL
+    return max(VALUE_ATOL, 4 * float(np.finfo(dtype).eps))
+
+
+def looks_like_probabilities(arr) -> bool:
+    """Every value in ``[0, 1]`` and every row summing to one within :data:`ROW_SUM_ATOL`.
+
+    The test behind "these look like probabilities, not logits" (a 2-d matrix only: a 1-d
+    vector of binary logits can legitimately lie in ``[0, 1]``).
+
+    Examples
+    --------
+    >>> looks_like_probabilities([[0.2, 0.8], [0.5, 0.5]]), looks_like_probabilities([[2.0, -1.0]])
+    (True, False)
+    """
+    try:
+        arr = np.asarray(arr, dtype=np.float64)
+    except (TypeError, ValueError):
+        return False
+    if arr.ndim != 2 or arr.shape[0] == 0 or arr.shape[1] < 2:
+        return False
+    with np.errstate(invalid="ignore"):
+        return bool(np.all((arr >= 0.0) & (arr <= 1.0))
+                    and np.all(np.abs(arr.sum(axis=1) - 1.0) <= ROW_SUM_ATOL))
+
+
+def diagnose_probabilities(arr) -> str | None:
+    """What a matrix that fails the probability checks looks like, or ``None``.
+
+    ``"rounded"``: every value in ``[0, 1]``, every row sum within :data:`RENORMALIZE_TOL`
+    of one.  ``"percentages"``: every value in ``[0, 100]``, some above one, every row sum
+    consistent with percentages (for a 1-d vector: most values above one).  ``"logits"``: some finite
+    value outside ``[0, 1]`` that is not a percentage.  ``"scores"``: values in ``[0, 1]`` whose
+    rows are far from summing to one.
+
+    Examples
+    --------
+    >>> diagnose_probabilities([[0.33, 0.33, 0.33]]), diagnose_probabilities([[40.0, 60.0]])
+    ('rounded', 'percentages')
+    >>> diagnose_probabilities([[2.0, -1.0]]), diagnose_probabilities([[0.9, 0.8]])
+    ('logits', 'scores')
+    """
+    arr = np.asarray(arr, dtype=np.float64)
+    if arr.size == 0 or not np.all(np.isfinite(arr)):
+        return None
+    lo, hi = float(arr.min()), float(arr.max())
+    if arr.ndim == 2:
+        dev = np.abs(arr.sum(axis=1) - 1.0)
+        if lo >= 0.0 and hi <= 1.0:
+            return "rounded" if dev.max() <= RENORMALIZE_TOL else "scores"
+        if lo >= 0.0 and hi <= 100.0 and np.all(np.abs(arr.sum(axis=1) - 100.0)
+                                                 <= 100.0 * RENORMALIZE_TOL):
+            return "percentages"
+        return "logits"
+    if lo >= 0.0 and hi <= 1.0:
+        return None
+    if lo >= 0.0 and hi <= 100.0 and np.mean(arr > 1.0) > 0.75:   # most values above 1
+        return "percentages"
+    return "logits"
+
+
+_OPTION_HINTS = {
+    "rounded": ("rows sum to 1 only to within {dev:.1g}: rounded probabilities? pass"
+                " renormalize=True (command line: --renormalize) to divide each row by its sum"),
+    "percentages": ("these look like percentages (values in [0, 100], rows summing to 100):"
+                    " divide by 100, or pass renormalize=True (command line: --renormalize)"),
+    "logits": ("pass probabilities, not scores or logits (if these are logits, pass"
+               " kind='logits' (command line: --logits))"),
+    "scores": ("rows of class probabilities must sum to one (if some columns are not class"
+               " probabilities, select the class columns; in a CSV: prob_columns=..."
+               " (command line: --prob-columns))"),
+}
+_ARRAY_HINTS = {
+    "rounded": ("rows sum to 1 only to within {dev:.1g}: rounded probabilities? renormalize"
+                " them, e.g. P / P.sum(axis=1, keepdims=True)"),
+    "percentages": "these look like percentages (values in [0, 100]): divide by 100",
+    "logits": "pass probabilities, not scores or logits",
+    "scores": "pass probabilities, not scores or logits",
+}
+
+
+def _hint(arr, options: bool) -> str:
+    kind = diagnose_probabilities(arr)
+    table = _OPTION_HINTS if options else _ARRAY_HINTS
+    if kind is None:
+        return table["logits"]
+    dev = float(np.abs(np.asarray(arr, dtype=np.float64).sum(axis=-1) - 1.0).max())
+    return table[kind].format(dev=dev)
+
+
+def renormalize_rows(arr, tol=True, name: str = "probs"):
+    """Divide rounded probabilities (or percentages) by their row sums; return ``(P, note)``.
+
+    Parameters
+    ----------
+    arr : array_like, shape (n, k)
+    tol : True or float
+        Rows must sum to one (or to 100, for percentages) within this relative tolerance;
+        ``True`` means :data:`RENORMALIZE_TOL`.
+    name : str
+        Argument name for messages.
+
+    Returns
+    -------
+    P : numpy.ndarray of float64
+    note : str or None
+        What was done, for the report.
+
+    Examples
+    --------
+    >>> P, note = renormalize_rows([[0.33, 0.33, 0.33], [0.5, 0.5, 0.0]])
+    >>> P.sum(axis=1).tolist(), note
+    ([1.0, 1.0], 'probs: divided 1 of 2 rows by their sums (largest deviation of a row sum from 1: 0.01)')
+    """
+    if tol is True:
+        tol = RENORMALIZE_TOL
+    if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not 0 < tol < 1:
+        raise ValueError(f"renormalize: expected True or a tolerance in (0, 1), got {tol!r}")
+    P = np.array(arr, dtype=np.float64)
+    if P.ndim != 2:
+        return P, None
+    if not np.all(np.isfinite(P)):
+        return P, None          # check_probabilities names the bad entry
+    scale = 1.0
+    if diagnose_probabilities(P) == "percentages":
+        scale = 100.0
+    elif P.min() < 0.0 or P.max() > 1.0:
+        return P, None          # not probabilities at all: check_probabilities explains
+    sums = P.sum(axis=1)
+    dev = np.abs(sums / scale - 1.0)
+    bad = dev > tol
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"{name}: row {i} sums to {sums[i]:.6g}, more than renormalize's"
+                         f" tolerance {tol:g} away from {scale:g}; these are not rounded"
+                         " probabilities")
+    changed = int(np.count_nonzero(sums != 1.0)) if scale == 1.0 else P.shape[0]
+    P /= sums[:, None]
+    what = "percentages: divided every row by its sum (about 100)" if scale != 1.0 else (
+        f"divided {changed} of {P.shape[0]} rows by their sums (largest deviation of a row sum"
+        f" from 1: {dev.max():.2g})")
+    return P, (f"{name}: {what}" if changed else None)
 
 
 def _first_index(mask: np.ndarray) -> tuple:
@@ -48,7 +242,8 @@ def _fmt_index(idx: tuple) -> str:
 
 
 def check_probabilities(y_prob, name: str = "y_prob", *, allow_2d: bool = True,
-                        allow_1d: bool = True, return_argmax: bool = False):
+                        allow_1d: bool = True, return_argmax: bool = False,
+                        option_hints: bool = False):
     """Validate predicted probabilities and return them as a float64 array.
 
     Parameters
@@ -61,6 +256,9 @@ def check_probabilities(y_prob, name: str = "y_prob", *, allow_2d: bool = True,
         Which shapes the caller accepts.
     return_argmax : bool
         Also return each row's first maximal column, found by the same scan (2-d only).
+    option_hints : bool
+        Word the diagnosis of a failure with the loader's options (``renormalize=True``,
+        ``kind='logits'``, ...); otherwise with what to do to the array.
 
     Returns
     -------
@@ -83,11 +281,17 @@ def check_probabilities(y_prob, name: str = "y_prob", *, allow_2d: bool = True,
     Traceback (most recent call last):
     ...
     ValueError: y_prob: row 0 sums to 1.1, not 1 (tolerance 0.0001); pass probabilities, not scores or logits
+    >>> check_probabilities([[0.33, 0.33, 0.33]])
+    Traceback (most recent call last):
+    ...
+    ValueError: y_prob: row 0 sums to 0.99, not 1 (tolerance 0.0001); rows sum to 1 only to within 0.01: rounded probabilities? renormalize them, e.g. P / P.sum(axis=1, keepdims=True)
     """
+    dtype = getattr(y_prob, "dtype", None)
     try:
         arr = np.asarray(y_prob, dtype=np.float64)
     except (TypeError, ValueError) as exc:
         raise TypeError(f"{name}: could not convert to a float array ({exc})") from None
+    dtype = arr.dtype if dtype is None or np.dtype(dtype).kind != "f" else np.dtype(dtype)
     if arr.ndim == 1 and not allow_1d:
         raise ValueError(f"{name}: expected a 2-d array of shape (n, k), got shape {arr.shape}")
     if arr.ndim == 2 and not allow_2d:
@@ -112,20 +316,25 @@ def check_probabilities(y_prob, name: str = "y_prob", *, allow_2d: bool = True,
             idx = _first_index(bad)
             raise ValueError(
                 f"{name}: non-finite value {float(arr[idx])} at index {_fmt_index(idx)}")
-        bad = (arr < 0.0) | (arr > 1.0)
+        atol = _value_tolerance(dtype)
+        bad = (arr < -atol) | (arr > 1.0 + atol)
         if bad.any():
             idx = _first_index(bad)
             raise ValueError(
-                f"{name}: value {float(arr[idx])!r} at index {_fmt_index(idx)} is outside [0, 1]"
-            )
+                f"{name}: value {float(arr[idx])!r} at index {_fmt_index(idx)} is outside"
+                f" [0, 1]; {_hint(arr, option_hints)}")
+        # floating-point residue just outside [0, 1]: clip (module docstring)
+        arr = np.clip(arr, 0.0, 1.0)
+        if arr.ndim == 2:
+            _, row_sum, top = scan_rows(arr)
     if row_sum is not None:
-        bad = np.abs(row_sum - 1.0) > ROW_SUM_ATOL
+        tol = row_sum_tolerance(dtype, arr.shape[1])
+        bad = np.abs(row_sum - 1.0) > tol
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             raise ValueError(
-                f"{name}: row {i} sums to {row_sum[i]:.6g}, not 1 (tolerance {ROW_SUM_ATOL:g});"
-                " pass probabilities, not scores or logits"
-            )
+                f"{name}: row {i} sums to {row_sum[i]:.6g}, not 1 (tolerance {tol:g});"
+                f" {_hint(arr, option_hints)}")
     if return_argmax:
         if top is None:
             raise ValueError(f"{name}: expected a 2-d array of shape (n, k), got shape {arr.shape}")
@@ -239,6 +448,13 @@ def check_labels(y_true, n_classes: int, n_samples: int | None = None,
     ValueError: y_true: label 3 at index 1 is out of range; expected integers in 0..2
     """
     arr = np.asarray(y_true)
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr[:, 0]
+    if arr.ndim == 2 and arr.shape[1] == n_classes and arr.shape[0] > 0 \
+            and np.issubdtype(arr.dtype, np.number) \
+            and np.all((arr == 0) | (arr == 1)) and np.all(arr.sum(axis=1) == 1):
+        raise ValueError(f"{name}: labels of shape {arr.shape} look one-hot encoded; pass the"
+                         " class indices, labels.argmax(axis=1)")
     if arr.ndim != 1:
         raise ValueError(f"{name}: expected a 1-d array of labels, got shape {arr.shape}")
     if arr.shape[0] == 0:
@@ -260,6 +476,11 @@ def check_labels(y_true, n_classes: int, n_samples: int | None = None,
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             raise ValueError(f"{name}: label {float(arr[i])!r} at index {i} is not an integer")
+        bad = (arr < 0) | (arr >= n_classes)     # before the cast: 1e20 does not fit int64
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"{name}: label {_plain(arr[i])} at index {i} is out of range;"
+                             f" expected integers in 0..{n_classes - 1}{_one_based(arr, n_classes)}")
         arr = arr.astype(np.int64)
     else:
         raise TypeError(f"{name}: labels must be integers, got dtype {arr.dtype}")
@@ -268,9 +489,22 @@ def check_labels(y_true, n_classes: int, n_samples: int | None = None,
         i = int(np.flatnonzero(bad)[0])
         raise ValueError(
             f"{name}: label {int(arr[i])} at index {i} is out of range;"
-            f" expected integers in 0..{n_classes - 1}"
+            f" expected integers in 0..{n_classes - 1}{_one_based(arr, n_classes)}"
         )
     return arr
+
+
+def _plain(value) -> str:
+    """A float label as the user wrote it: ``2`` for ``2.0``, ``1e+20`` for ``1e20``."""
+    value = float(value)
+    return str(int(value)) if value.is_integer() and abs(value) < 1e15 else repr(value)
+
+
+def _one_based(arr, n_classes: int) -> str:
+    """A hint when labels look 1-based: all in 1..k and k present."""
+    if arr.min() == 1 and arr.max() == n_classes:
+        return f" (the labels run from 1 to {n_classes}: 1-based? subtract 1)"
+    return ""
 
 
 def check_pair(y_true, y_prob, *, allow_2d: bool = True, allow_1d: bool = True):

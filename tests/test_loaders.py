@@ -49,13 +49,14 @@ def test_npz_binary_vector_becomes_two_columns(tmp_path):
     ({"labels": np.array([0, 1]), "probs": np.full((2, 2), 0.5), "logits": np.zeros((2, 2))},
      "both of 'probs' and 'logits'"),
     ({"labels": np.array([0, 1]), "probs": np.array([[0.5, 0.6], [0.5, 0.5]])},
-     "row 0 sums to 1.1.*kind='logits'"),
+     "row 0 sums to 1.1.*must sum to one"),
     ({"labels": np.array([0, 1]), "probs": np.array([[np.nan, 1.0], [0.5, 0.5]])},
      "non-finite value nan"),
     ({"labels": np.array([0, 2]), "probs": np.full((2, 2), 0.5)}, "label 2 at index 1 is out"),
     ({"labels": np.array([0, 1, 1]), "probs": np.full((2, 2), 0.5)}, "has 3 labels but"),
     ({"labels": np.array([], dtype=int), "probs": np.empty((0, 2))}, "empty input"),
-    ({"labels": np.array(["a", "b"]), "probs": np.full((2, 2), 0.5)}, "dtype <U1; expected"),
+    ({"labels": np.array(["a", "b"]), "probs": np.full((2, 2), 0.5)},
+     r"label 'a' is not a class index; pass the class names.*--classes"),
     ({"labels": np.array([0, 1]), "logits": np.array([[0.0, np.inf], [0.0, 1.0]])},
      "non-finite logit inf"),
 ])
@@ -152,7 +153,8 @@ def test_npy_errors(tmp_path, arrays):
     with pytest.raises(ValueError, match="not a .npy file"):
         load_predictions(tmp_path / "p.npy", labels=tmp_path / "text.npy")
     np.save(tmp_path / "logits.npy", np.log(P) + 3)
-    with pytest.raises(ValueError, match=r"outside \[0, 1\].*pass kind='logits' / --logits"):
+    with pytest.raises(ValueError, match=r"outside \[0, 1\].*if these are logits, pass"
+                                         r" kind='logits' \(command line: --logits\)"):
         load_predictions(tmp_path / "logits.npy", labels=tmp_path / "y.npy")
 
 
@@ -173,16 +175,17 @@ def test_csv_binary_score_column_and_logits(tmp_path):
 
 
 @pytest.mark.parametrize("text, message", [
-    ("", "empty CSV file"),
+    ("", r"empty file \(0 bytes\)"),
+    ("# a comment only\n", "empty CSV file"),
     ("p0,p1,label\n", "no data rows"),
     ("p0,p1\n0.5,0.5\n", "exactly one label column"),
     ("label,y,p\n1,1,0.5\n", r"found \['label', 'y'\]"),
     ("p0,p1,label\n0.5,0.5,1\n0.5,oops,0\n", "line 3, column 'p1': 'oops' is not a number"),
     ("p0,p1,label\n0.5,0.5,1\n0.5,0.5\n", "line 3 has 2 fields, the header has 3"),
-    ("p0,p1,label\n0.5,0.5,1.5\n", "label 1.5 at index 0 is not an integer"),
-    ("p0,p1,label\n0.5,0.6,1\n", "row 0 sums to 1.1"),
-    ("p0,p1,label\n0.5,0.5,2\n", "label 2 at index 0 is out of range"),
-    ("p0,p1,label\nnan,1,1\n", "non-finite value nan"),
+    ("p0,p1,label\n0.5,0.5,1.5\n", "label 1.5 at line 2, column 'label' is not an integer"),
+    ("p0,p1,label\n0.5,0.6,1\n", "line 2: the row sums to 1.1"),
+    ("p0,p1,label\n0.5,0.5,2\n", "label 2 at line 2, column 'label' is out of range"),
+    ("p0,p1,label\nnan,1,1\n", "non-finite value nan at line 2, column 'p0'"),
 ])
 def test_csv_malformed_is_refused(tmp_path, text, message):
     with pytest.raises(ValueError, match=message):

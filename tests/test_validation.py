@@ -133,7 +133,8 @@ def test_messages_show_plain_numbers():
 
     with pytest.raises(ValueError) as info:
         check_probabilities([0.1, 1.5])
-    assert str(info.value) == "y_prob: value 1.5 at index [1] is outside [0, 1]"
+    assert str(info.value) == ("y_prob: value 1.5 at index [1] is outside [0, 1]; pass"
+                               " probabilities, not scores or logits")
     with pytest.raises(ValueError) as info:
         check_labels([0, 0.5], n_classes=2)
     assert str(info.value) == "y_true: label 0.5 at index 1 is not an integer"
@@ -204,7 +205,8 @@ BAD_BINARY_LABELS = [
     ("string_labels", ["a", "b", "a", "b"], TypeError, r"y_true: labels must be integers"),
     ("too_short", [0, 1, 1], ValueError, r"y_true: has 3 labels but the predictions have 4 rows"),
     ("too_long", [0, 1, 1, 0, 1], ValueError, r"y_true: has 5 labels but the predictions have 4 rows"),
-    ("two_d", [[0, 1], [1, 0]], ValueError, r"y_true: expected a 1-d array of labels"),
+    ("two_d", [[0, 1], [1, 1]], ValueError, r"y_true: expected a 1-d array of labels"),
+    ("one_hot", [[0, 1], [1, 0]], ValueError, r"y_true: labels of shape \(2, 2\) look one-hot"),
     ("empty_labels", [], ValueError, r"y_true: empty input"),
 ]
 

@@ -3,49 +3,93 @@
 Formats
 -------
 ``.npz``
-    Arrays ``labels`` (shape ``(n,)``) and exactly one of ``probs`` (``(n, k)`` rows summing to
-    one, or ``(n,)`` binary ``P(y = 1)``) or ``logits`` (``(n, k)`` real).  Written by
-    :func:`save_predictions`.
+    Arrays ``labels`` (shape ``(n,)``; ``(n, 1)`` is squeezed) and exactly one of ``probs``
+    (``(n, k)`` rows summing to one, or ``(n,)`` / ``(n, 1)`` binary ``P(y = 1)``) or ``logits``
+    (``(n, k)`` real; ``(n,)`` / ``(n, 1)`` is one binary logit, read as ``[0, z]``, i.e. a
+    sigmoid).  Written by :func:`save_predictions`.
 ``.npy`` pair
     The predictions in one file and the labels in another (``labels=`` argument; ``--labels`` on
     the command line).  ``kind="probs"`` (default) or ``"logits"`` says what the matrix holds.
-CSV
-    A header row; one label column named ``label`` (also accepted: ``labels``, ``y``,
-    ``y_true``, ``target``); every other column is one class's probability (or logit with
-    ``kind="logits"``), in class order.
+CSV (``.csv``, ``.tsv``, ``.txt``, and any of them gzipped as ``.gz``)
+    UTF-8 text (a byte-order mark, as Excel writes, is fine; UTF-16 with a byte-order mark is
+    decoded too; other encodings are refused with the file named).  Lines starting with ``#``
+    before the header are skipped.  The separator is ``,``, ``;`` or a tab, taken from the
+    header line unless ``delimiter`` is given.  **Decimal commas** (``0,4``, as European
+    locales write them with ``;`` separators) are read as decimal points, with a note.
+    A header row names the columns (``header=False`` numbers them ``0, 1, ...``).  The label
+    column is ``label_column`` or the one column named ``label``, ``labels``, ``y``,
+    ``y_true``, ``target`` or ``class`` (any case); or the labels come from a separate file or
+    array (``labels=``).  The class columns are ``prob_columns`` (in class order) or else every
+    other column except: a pandas index column (header empty or ``Unnamed: 0``), columns named
+    like identifiers (``id``, ``index``, ``image``, ``file``, ``filename``, ``path``, ``name``,
+    ``sample``, ``sample_id``, ...; :data:`ID_COLUMNS`) and ``ignore_columns``; each skipped
+    column is named in :attr:`Predictions.notes`.  A single class column is ``P(y = 1)`` of a
+    binary problem (or its logit with ``kind="logits"``).  Every error names the file line
+    (the header is line 1) and the column.
 pickle
     The format of the NN_calibration logit files (Kull et al.'s and Guo et al.'s
     experiments): ``((logits_val, labels_val), (logits_test, labels_test))``.  Unpickling a
     file can run arbitrary code, so it is refused unless the caller passes
     ``allow_pickle=True`` (``--allow-pickle``).
 
+Labels
+    Integers ``0..k-1``.  Strings are mapped to classes through ``classes`` (the class names
+    in column order; ``--classes``), or, in a CSV, through the class columns' names when every
+    label is one of them; ``True``/``False`` are 1/0 in a binary problem.  ``classes`` also maps
+    numbers by their text, so ``classes=["1", "2", "3"]`` reads 1-based labels.  Labels that
+    never use 0 but use 1 get a note (1-based?); labels out of range by exactly that get a hint.
+    A separate labels file is ``.npy`` or text with one label per line (an optional header line
+    ``label``), or a CSV with a label column.
+
+Checks (see :mod:`calnotes._validate`)
+    Probabilities must lie in ``[0, 1]`` with rows summing to one; a failure says whether the
+    numbers look rounded (``renormalize=True``), like percentages, or like logits.  Logits
+    (``kind="logits"``) that already lie on the simplex are refused unless
+    ``force_logits=True``; ``-inf`` logits (masked classes) are allowed.  A matrix whose
+    shape is the transpose of the labels' length is diagnosed as such.
+
 Every other file is read with ``allow_pickle=False``.  The file's content decides the format
-check: a pickle renamed to ``.npz`` is still refused as a pickle.
+check: a pickle (any protocol) renamed to ``.npz`` is still refused as a pickle.
 
 Used by :func:`calnotes.evaluate` and the chapter "Evaluate your own model".
 """
 
 from __future__ import annotations
 
+import codecs
 import csv
+import dataclasses
+import gzip
+import io
 import os
 import pickle
-import warnings
+import pickletools
+import re
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from .._validate import check_labels, check_probabilities
+from .._validate import (check_labels, check_probabilities, looks_like_probabilities,
+                         renormalize_rows)
 
-__all__ = ["Predictions", "load_predictions", "save_predictions", "LABEL_COLUMNS"]
+__all__ = ["Predictions", "load_predictions", "save_predictions", "LABEL_COLUMNS",
+           "ID_COLUMNS"]
 
 #: Accepted names of the label column of a CSV file (case-insensitive).
-LABEL_COLUMNS = ("label", "labels", "y", "y_true", "target")
+LABEL_COLUMNS = ("label", "labels", "y", "y_true", "target", "class")
+#: Names of identifier columns that a CSV reader skips (case-insensitive), with a note.
+ID_COLUMNS = ("id", "ids", "index", "idx", "image", "image_id", "img", "file", "filename",
+              "file_name", "path", "filepath", "name", "sample", "sample_id", "uid", "uuid",
+              "key", "row", "row_id")
 _KINDS = ("probs", "logits")
 _NPY_MAGIC = b"\x93NUMPY"
 _ZIP_MAGIC = b"PK\x03\x04"
+_CSV_SUFFIXES = (".csv", ".tsv", ".txt")
+_DECIMAL_COMMA = re.compile(r"^\s*[+-]?\d*,\d+(?:[eE][+-]?\d+)?\s*$")
+#: Largest file that is parsed opcode by opcode to recognise an old-protocol pickle.
+_PICKLE_SNIFF_BYTES = 1 << 26
 
 
 @dataclass(frozen=True)
@@ -58,15 +102,20 @@ class Predictions:
     probs : numpy.ndarray of float64, shape (n, k)
         Row-stochastic; a binary ``P(y = 1)`` vector is stored as ``[1 - p, p]``.
     logits : numpy.ndarray or None
-        The logits when the file held logits (``probs`` is then their softmax).
+        The logits when the file held logits (``probs`` is then their softmax); binary logits
+        ``z`` are stored as ``[0, z]``.
     source : str
         Where the predictions came from (a path, or a short description).
+    notes : tuple of str
+        What the loader did that the numbers do not show: skipped columns, mapped labels,
+        renormalized rows, a suspicion of 1-based labels.
     """
 
     labels: np.ndarray
     probs: np.ndarray
     logits: np.ndarray | None = None
     source: str = "arrays"
+    notes: tuple = ()
 
     @property
     def n_samples(self) -> int:
@@ -77,8 +126,32 @@ class Predictions:
         return int(self.probs.shape[1])
 
     @classmethod
-    def from_arrays(cls, labels, probs=None, *, logits=None, source: str = "arrays"):
+    def from_arrays(cls, labels, probs=None, *, logits=None, source: str = "arrays",
+                    renormalize=False, force_logits: bool = False, classes=None,
+                    column_names=None):
         """Validate arrays and build :class:`Predictions` (exactly one of probs / logits).
+
+        Parameters
+        ----------
+        labels : array_like, shape (n,) or (n, 1)
+            Class indices, or class names with ``classes`` (or ``column_names``).
+        probs : array_like, shape (n, k), (n,) or (n, 1)
+            Class probabilities; a vector (or one column) is binary ``P(y = 1)``.
+        logits : array_like, shape (n, k), (n,) or (n, 1)
+            Logits; a vector (or one column) is the binary logit of class 1.
+        source : str
+            Named in messages.
+        renormalize : bool or float, default False
+            Divide rows summing to one within a tolerance (``True``: 0.02), or percentages, by
+            their sums (:func:`calnotes._validate.renormalize_rows`), with a note.
+        force_logits : bool, default False
+            Accept ``logits`` that lie on the simplex (refused by default: they are almost
+            surely probabilities).
+        classes : sequence of str, optional
+            Class names in column order: labels are looked up by their text.
+        column_names : sequence of str, optional
+            The class columns' names (CSV): string labels are mapped through them when every
+            label is one of them.
 
         Examples
         --------
@@ -87,20 +160,139 @@ class Predictions:
         (2, 2)
         >>> Predictions.from_arrays([0, 1], [0.2, 0.8]).probs.tolist()  # binary P(y=1)
         [[0.8, 0.2], [0.19999999999999996, 0.8]]
+        >>> Predictions.from_arrays(["dog", "cat"], [[0.9, 0.1], [0.3, 0.7]],
+        ...                         classes=["cat", "dog"]).labels.tolist()
+        [1, 0]
         """
         if (probs is None) == (logits is None):
             raise ValueError(f"{source}: give exactly one of probs or logits")
+        notes = []
+        what = "logits" if logits is not None else "probs"
+        y = _as_array(labels, "labels")
+        if y.ndim == 2 and y.shape[1] == 1:
+            y = y[:, 0]
+        raw = _as_array(logits if logits is not None else probs, what)
+        _check_shapes(y, raw, what)
+        if raw.ndim == 2 and raw.shape[1] == 1:
+            raw = raw[:, 0]
         if logits is not None:
             from ..recalibrate import check_logits, softmax
-            z = check_logits(logits, name="logits")
+            if raw.ndim == 2 and not force_logits and looks_like_probabilities(raw):
+                raise ValueError(
+                    "logits: every value lies in [0, 1] and every row sums to 1: these look"
+                    " like probabilities, not logits; drop kind='logits' (command line:"
+                    " --logits), or pass force_logits=True (command line: --force-logits) if"
+                    " they really are logits")
+            if raw.ndim == 1:
+                raw = np.column_stack([np.zeros(raw.shape[0]), np.asarray(raw, dtype=np.float64)])
+                notes.append("logits: one column, read as the logit of class 1 of a binary"
+                             " problem (probabilities 1 - sigmoid(z), sigmoid(z))")
+            z = check_logits(raw, name="logits")
             P = softmax(z)
         else:
             z = None
-            P = check_probabilities(probs, name="probs")
+            if renormalize is not False and raw.ndim == 2:
+                raw, note = renormalize_rows(raw, renormalize, name="probs")
+                if note:
+                    notes.append(note)
+            P = check_probabilities(raw, name="probs", option_hints=True)
             if P.ndim == 1:
                 P = np.column_stack([1.0 - P, P])
-        y = check_labels(labels, n_classes=P.shape[1], n_samples=P.shape[0], name="labels")
-        return cls(labels=y, probs=P, logits=z, source=source)
+        y = _map_labels(y, P.shape[1], classes, column_names, notes)
+        y = check_labels(y, n_classes=P.shape[1], n_samples=P.shape[0], name="labels")
+        if y.min() == 1 and P.shape[1] > 2:
+            notes.append(f"no sample has label 0 (labels run from 1 to {int(y.max())} of"
+                         f" 0..{P.shape[1] - 1}): are the labels 1-based? If so, subtract 1"
+                         " or pass classes=['1', '2', ...] (command line: --classes 1,2,...)")
+        return cls(labels=y, probs=P, logits=z, source=source, notes=tuple(notes))
+
+
+def _as_array(values, name: str) -> np.ndarray:
+    if values is None:
+        raise ValueError(f"{name}: missing")
+    arr = np.asarray(values)
+    if arr.dtype == object:
+        raise ValueError(f"{name}: holds Python objects (mixed types?); pass numbers")
+    return arr
+
+
+def _check_shapes(y: np.ndarray, P: np.ndarray, what: str) -> None:
+    """Shape mismatches diagnosed before any value is checked (transposed, swapped)."""
+    if y.ndim == 1 and P.ndim == 2 and P.shape[0] != y.shape[0] and P.shape[1] == y.shape[0]:
+        raise ValueError(f"{what}: has shape {P.shape} but there are {y.shape[0]} labels:"
+                         f" transposed? pass {what}.T, shape ({P.shape[1]}, {P.shape[0]})")
+    if y.ndim == 2 and y.shape[1] > 1 and P.ndim == 1 and y.shape[0] == P.shape[0] \
+            and np.issubdtype(y.dtype, np.floating) and np.any(y != np.round(y)):
+        raise ValueError(f"labels: has shape {y.shape} with fractional values and {what} has"
+                         f" shape {P.shape}: are labels and {what} swapped?")
+
+
+def _label_text(value) -> str:
+    if isinstance(value, (float, np.floating)) and float(value).is_integer():
+        return str(int(value))
+    return str(value).strip()
+
+
+def _map_labels(y: np.ndarray, k: int, classes, column_names, notes: list) -> np.ndarray:
+    """Class indices from labels: names through ``classes`` / ``column_names``, text numbers,
+    ``True``/``False`` for a binary problem; numbers pass through."""
+    if classes is not None:
+        names = [str(c).strip() for c in classes]
+        if len(names) != k:
+            raise ValueError(f"classes: {len(names)} names for {k} classes ({names})")
+        if len(set(names)) != len(names):
+            raise ValueError(f"classes: names repeat ({names})")
+        index = {name: i for i, name in enumerate(names)}
+        texts = [_label_text(v) for v in y.tolist()]
+        missing = [(i, t) for i, t in enumerate(texts) if t not in index]
+        if missing:
+            i, t = missing[0]
+            raise ValueError(f"labels: label {t!r} at index {i} is not one of classes {names}")
+        notes.append(f"labels mapped to class indices through classes {names}")
+        return np.array([index[t] for t in texts], dtype=np.int64)
+    if y.dtype.kind not in "USO":
+        return y
+    texts = [str(v).strip() for v in y.tolist()]
+    lowered = {t.lower() for t in texts}
+    if k == 2 and lowered <= {"true", "false"}:
+        notes.append("labels True/False read as 1/0")
+        return np.array([t.lower() == "true" for t in texts], dtype=np.int64)
+    try:
+        return np.array([float(t) for t in texts])
+    except ValueError:
+        pass
+    if column_names is not None:
+        names = [str(c).strip() for c in column_names]
+        index = {name: i for i, name in enumerate(names)}
+        if len(index) == len(names) and all(t in index for t in texts):
+            notes.append(f"labels mapped to classes by the class columns' names {names}")
+            return np.array([index[t] for t in texts], dtype=np.int64)
+    first = next(t for t in texts if not _is_number(t))
+    raise ValueError(f"labels: label {first!r} is not a class index; pass the class names in"
+                     " column order, classes=[...] (command line: --classes a,b,...)")
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _parses_as_pickle(path: Path) -> bool:
+    """True if the whole file decodes as pickle opcodes ending in STOP (nothing is executed:
+    :func:`pickletools.genops` only decodes); catches protocols 0 and 1."""
+    if path.stat().st_size > _PICKLE_SNIFF_BYTES:
+        return False
+    data = path.read_bytes()
+    try:
+        last = None
+        for opcode, _, pos in pickletools.genops(io.BytesIO(data)):
+            last = (opcode.name, pos)
+    except Exception:  # noqa: BLE001 - any decoding failure means "not a pickle"
+        return False
+    return last is not None and last[0] == "STOP" and last[1] == len(data) - 1
 
 
 def _sniff(path: Path) -> bytes:
@@ -126,16 +318,29 @@ def _check_kind(kind: str) -> str:
     return kind
 
 
-def _build(path, labels, matrix, kind: str) -> Predictions:
+def _build(path, labels, matrix, kind: str, options: dict, notes=(), locate=None) -> Predictions:
     try:
         if kind == "logits":
-            return Predictions.from_arrays(labels, logits=matrix, source=str(path))
-        return Predictions.from_arrays(labels, matrix, source=str(path))
+            pred = Predictions.from_arrays(labels, logits=matrix, source=str(path), **options)
+        else:
+            pred = Predictions.from_arrays(labels, matrix, source=str(path), **options)
     except (ValueError, TypeError) as exc:
-        hint = ""
-        if kind == "probs" and ("sums to" in str(exc) or "outside [0, 1]" in str(exc)):
-            hint = " (if the file holds logits, pass kind='logits' / --logits)"
-        raise type(exc)(f"{path}: {exc}{hint}") from None
+        message = str(exc)
+        if locate is not None:
+            message = locate(message)
+        raise type(exc)(f"{path}: {message}") from None
+    if notes:
+        pred = dataclasses.replace(pred, notes=tuple(notes) + pred.notes)
+    return pred
+
+
+def _check_file(path: Path, what: str) -> None:
+    if path.is_dir():
+        raise IsADirectoryError(f"{path}: is a directory, not a file ({what})")
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such file")
+    if path.stat().st_size == 0:
+        raise ValueError(f"{path}: empty file (0 bytes)")
 
 
 def _load_npy(path: Path, name: str) -> np.ndarray:
@@ -150,25 +355,37 @@ def _load_npy(path: Path, name: str) -> np.ndarray:
     except ValueError as exc:
         raise ValueError(f"{path}: {name} holds Python objects, which calnotes does not"
                          f" unpickle; save a numeric array ({exc})") from None
+    except (OSError, EOFError) as exc:
+        raise ValueError(f"{path}: cannot read as .npy ({exc})") from None
     return _numeric(arr, path, name)
 
 
-def _numeric(arr: np.ndarray, path, name: str) -> np.ndarray:
-    if arr.dtype.kind not in "biuf":
+def _numeric(arr, path, name: str) -> np.ndarray:
+    if not isinstance(arr, np.ndarray):
+        raise ValueError(f"{path}: {name} is not a NumPy array (a zip member not written by"
+                         " numpy.savez?)")
+    if arr.dtype.kind not in "biufUS":
+        raise ValueError(f"{path}: {name} has dtype {arr.dtype}; expected numbers")
+    if arr.dtype.kind in "US" and name != "labels":
         raise ValueError(f"{path}: {name} has dtype {arr.dtype}; expected numbers")
     return arr
 
 
-def _load_npz(path: Path, kind: str | None) -> Predictions:
+def _load_npz(path: Path, kind: str | None, options: dict) -> Predictions:
     # The file is opened here (not by np.load) so that it is closed even when it is corrupt.
     with open(path, "rb") as fh:
         try:
             archive = np.load(fh, allow_pickle=False)
-        except (ValueError, OSError, zipfile.BadZipFile) as exc:
+        except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
+            if "allow_pickle" in str(exc):
+                _refuse_pickle(path)
             raise ValueError(f"{path}: cannot read as .npz ({exc})") from None
+        if not isinstance(archive, np.lib.npyio.NpzFile):
+            raise ValueError(f"{path}: a single .npy array, not an .npz archive; pass it with"
+                             " its labels file (labels=..., command line: --labels FILE)")
         with archive:
             found, arrays = _npz_arrays(path, archive, kind)
-    return _build(path, arrays["labels"], arrays[found], found)
+    return _build(path, arrays["labels"], arrays[found], found, options)
 
 
 def _npz_arrays(path: Path, archive, kind: str | None):
@@ -198,88 +415,272 @@ def _npz_arrays(path: Path, archive, kind: str | None):
     return found, arrays
 
 
-def _read_csv(path: Path, kind: str) -> Predictions:
-    with open(path, newline="") as fh:
-        reader = csv.reader(fh)
+# ------------------------------------------------------------------------------ text tables
+
+def _read_text(path: Path) -> str:
+    """The file as text: UTF-8 (with or without BOM), UTF-16 with BOM; gzip if ``.gz``."""
+    data = path.read_bytes()
+    if path.suffix.lower() == ".gz":
         try:
-            header = next(reader)
-        except StopIteration:
-            raise ValueError(f"{path}: empty CSV file; expected a header row") from None
-        header = [h.strip() for h in header]
-        lower = [h.lower() for h in header]
-        found = [i for i, h in enumerate(lower) if h in LABEL_COLUMNS]
+            data = gzip.decompress(data)
+        except (OSError, EOFError) as exc:
+            raise ValueError(f"{path}: cannot decompress as gzip ({exc})") from None
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return data.decode("utf-16")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: not UTF-8 text (byte 0x{data[exc.start]:02x} at position"
+                         f" {exc.start}); save the file as UTF-8 (Excel: 'CSV UTF-8')") from None
+
+
+@dataclass
+class _Table:
+    names: list          # column names (str)
+    rows: list           # rows of cells (str)
+    lines: list          # file line of each row
+    delimiter: str
+    notes: list
+
+
+def _read_table(path: Path, delimiter, header: bool) -> _Table:
+    text = _read_text(path)
+    lines = text.splitlines()
+    skipped = 0
+    while skipped < len(lines) and (lines[skipped].lstrip().startswith("#")
+                                    or not lines[skipped].strip()):
+        skipped += 1
+    notes = [f"skipped {skipped} comment line(s) before the header"] if any(
+        line.lstrip().startswith("#") for line in lines[:skipped]) else []
+    if skipped == len(lines):
+        raise ValueError(f"{path}: empty CSV file; expected a header row")
+    first = lines[skipped]
+    if delimiter is None:
+        inner = path.suffix.lower() if path.suffix.lower() != ".gz" else \
+            Path(path.stem).suffix.lower()
+        counts = {d: first.count(d) for d in (",", ";", "\t")}
+        delimiter = max(counts, key=counts.get) if max(counts.values()) else (
+            "\t" if inner == ".tsv" else ",")
+    elif not isinstance(delimiter, str) or len(delimiter) != 1:
+        raise ValueError(f"delimiter: expected one character, got {delimiter!r}")
+    reader = csv.reader(io.StringIO("\n".join(lines[skipped:])), delimiter=delimiter)
+    rows, line_of = [], []
+    for row in reader:
+        if not row or all(not c.strip() for c in row):
+            continue
+        rows.append(row)
+        line_of.append(reader.line_num + skipped)
+    if header:
+        names = [h.strip() for h in rows[0]]
+        rows, line_of = rows[1:], line_of[1:]
+    else:
+        names = [str(i) for i in range(len(rows[0]))]
+    if len(names) == 1 and delimiter == "," and any(d in names[0] for d in (";", "\t")):
+        raise ValueError(f"{path}: the header is one field, {names[0]!r}; pass the separator"
+                         " with delimiter=... (command line: --delimiter)")
+    for row, line in zip(rows, line_of):
+        if len(row) != len(names):
+            raise ValueError(f"{path}: line {line} has {len(row)} fields, the"
+                             f" {'header' if header else 'first line'} has {len(names)}")
+    return _Table(names=names, rows=rows, lines=line_of, delimiter=delimiter, notes=notes)
+
+
+def _find_column(path, names: list, wanted, what: str) -> int:
+    if isinstance(wanted, (int, np.integer)) and not isinstance(wanted, bool):
+        if not 0 <= wanted < len(names):
+            raise ValueError(f"{what}: column {wanted} does not exist; the file has"
+                             f" {len(names)} columns")
+        return int(wanted)
+    lowered = [n.lower() for n in names]
+    key = str(wanted).strip().lower()
+    if key in lowered:
+        return lowered.index(key)
+    raise ValueError(f"{what}: {path} has no column {wanted!r}; its columns are {names}")
+
+
+def _float_column(path, table: _Table, j: int, notes: list) -> np.ndarray:
+    cells = [row[j] for row in table.rows]
+    try:
+        return np.array(cells, dtype=np.float64)
+    except ValueError:
+        pass
+    name = table.names[j]
+    comma = [c for c in cells if _DECIMAL_COMMA.match(c)]
+    if comma:
+        fixed = [c.replace(",", ".") if _DECIMAL_COMMA.match(c) else c for c in cells]
+        try:
+            values = np.array(fixed, dtype=np.float64)
+        except ValueError:
+            cells = fixed
+        else:
+            notes.append(f"column {name!r}: decimal commas read as decimal points")
+            return values
+    for cell, line in zip(cells, table.lines):
+        try:
+            float(cell)
+        except ValueError:
+            what = "an empty cell" if not cell.strip() else f"{cell!r} is not a number"
+            raise ValueError(f"{path}: line {line}, column {name!r}: {what}") from None
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _locator(table: _Table, prob_cols: list, label_col):
+    """Rewrite array positions in a validation message as file lines and column names."""
+    names = [table.names[j] for j in prob_cols]
+    label_name = table.names[label_col] if label_col is not None else None
+
+    def cell(match):
+        i, j = int(match.group(1)), int(match.group(2))
+        return f"line {table.lines[i]}, column {names[j]!r}" if j < len(names) \
+            else f"line {table.lines[i]}"
+
+    def locate(message: str) -> str:
+        message = re.sub(r"at index \[(\d+), (\d+)\]", lambda m: "at " + cell(m), message)
+        message = re.sub(r"at index \[(\d+)\]",
+                         lambda m: f"at line {table.lines[int(m.group(1))]}, column {names[0]!r}",
+                         message)
+        message = re.sub(r"\brow (\d+) sums",
+                         lambda m: f"line {table.lines[int(m.group(1))]}: the row sums", message)
+        if message.startswith("labels:") and label_name is not None:
+            message = re.sub(r"at index (\d+)", lambda m: (
+                f"at line {table.lines[int(m.group(1))]}, column {label_name!r}"), message)
+        return message
+    return locate
+
+
+def _read_csv(path: Path, kind: str, labels, csv_options: dict, options: dict) -> Predictions:
+    label_column = csv_options.get("label_column")
+    prob_columns = csv_options.get("prob_columns")
+    ignore_columns = csv_options.get("ignore_columns") or ()
+    header = csv_options.get("header", True)
+    table = _read_table(path, csv_options.get("delimiter"), header)
+    notes = list(table.notes)
+    names = table.names
+    if not table.rows:
+        raise ValueError(f"{path}: no data rows after the header")
+    if not header and labels is None and label_column is None:
+        raise ValueError(f"{path}: without a header, say which column holds the labels:"
+                         " label_column=0 (command line: --label-column 0), or pass a labels"
+                         " file")
+    # the label column
+    if label_column is not None:
+        if labels is not None:
+            raise ValueError("label_column: the labels come from labels=...; give one of them")
+        label_col = _find_column(path, names, label_column, "label_column")
+    elif labels is None:
+        found = [j for j, n in enumerate(names) if n.lower() in LABEL_COLUMNS]
         if len(found) != 1:
             raise ValueError(
                 f"{path}: expected exactly one label column named one of {list(LABEL_COLUMNS)}"
-                f" in the header, found {[header[i] for i in found] or 'none'} in {header}")
+                f" in the header, found {[names[j] for j in found] or 'none'} in {names};"
+                " name it with label_column=... (command line: --label-column NAME), or pass"
+                " the labels in a separate file (labels=..., command line: --labels FILE)")
         label_col = found[0]
-        try:  # fast path: numpy's C parser; the loop below only runs to explain a failure
-            with warnings.catch_warnings():  # an empty body is reported below, not as a warning
-                warnings.simplefilter("ignore", UserWarning)
-                table = np.loadtxt(fh, delimiter=",", ndmin=2, dtype=np.float64)
-        except ValueError:
-            fh.seek(0)
-            next(reader)
-        else:
-            return _split_csv(path, table, label_col, len(header), kind)
-        rows = []
-        for line_no, row in enumerate(reader, start=2):
-            if not row or all(not c.strip() for c in row):
+    else:
+        label_col = None
+        clash = [n for n in names if n.lower() in LABEL_COLUMNS]
+        if clash:
+            raise ValueError(f"{path}: has a label column {clash[0]!r} and labels were given"
+                             " separately; give one of them")
+    # the class columns
+    ignored = {_find_column(path, names, c, "ignore_columns") for c in ignore_columns}
+    if prob_columns is not None:
+        prob_cols = [_find_column(path, names, c, "prob_columns") for c in prob_columns]
+        if label_col in prob_cols:
+            raise ValueError(f"prob_columns: {names[label_col]!r} is the label column")
+        rest = [names[j] for j in range(len(names)) if j not in prob_cols and j != label_col]
+        if rest:
+            notes.append(f"columns not read (not in prob_columns): {rest}")
+    else:
+        prob_cols = []
+        for j, name in enumerate(names):
+            if j == label_col:
                 continue
-            if len(row) != len(header):
-                raise ValueError(f"{path}: line {line_no} has {len(row)} fields, the header has"
-                                 f" {len(header)}")
-            values = []
-            for col, cell in enumerate(row):
-                try:
-                    values.append(float(cell))
-                except ValueError:
-                    raise ValueError(f"{path}: line {line_no}, column {header[col]!r}: {cell!r}"
-                                     " is not a number") from None
-            rows.append(values)
-    return _split_csv(path, np.asarray(rows, dtype=np.float64).reshape(len(rows), -1),
-                      label_col, len(header), kind)
-
-
-def _split_csv(path, table, label_col, n_columns, kind) -> Predictions:
-    if table.shape[0] == 0:
-        raise ValueError(f"{path}: no data rows after the header")
-    if table.shape[1] != n_columns:
-        raise ValueError(f"{path}: rows have {table.shape[1]} fields, the header has {n_columns}")
-    labels = table[:, label_col]
-    matrix = np.delete(table, label_col, axis=1)
+            if j in ignored:
+                notes.append(f"column {name!r} skipped (ignore_columns)")
+            elif j == 0 and (name == "" or re.fullmatch(r"Unnamed: \d+", name)):
+                notes.append(f"column {j + 1} ({name or 'no name'}) skipped: a pandas index")
+            elif name.lower() in ID_COLUMNS:
+                notes.append(f"column {name!r} skipped: an identifier, not a class")
+            else:
+                prob_cols.append(j)
+    if not prob_cols:
+        raise ValueError(f"{path}: no probability columns (columns: {names}); a binary file"
+                         " needs one column with P(y=1), a k-class file one column per class")
+    matrix = np.column_stack([_float_column(path, table, j, notes) for j in prob_cols])
     if matrix.shape[1] == 1:
-        if kind == "logits":
-            raise ValueError(f"{path}: one score column; logits need one column per class")
         matrix = matrix[:, 0]
-    return _build(path, labels, matrix, kind)
+    if label_col is not None:
+        y = np.array([row[label_col].strip() for row in table.rows])
+        if all(_is_number(t) for t in y.tolist()):
+            y = _float_column(path, table, label_col, notes)
+    else:
+        y = _load_labels(Path(labels), options.get("classes")) \
+            if isinstance(labels, (str, os.PathLike)) else np.asarray(labels)
+    options = dict(options, column_names=[names[j] for j in prob_cols])
+    return _build(path, y, matrix, kind, options, notes,
+                  locate=_locator(table, prob_cols, label_col))
+
+
+def _load_labels(path: Path, classes=None) -> np.ndarray:
+    """A labels file: ``.npy``, or text with one label per line or a CSV with a label column."""
+    _check_file(path, "labels")
+    head = _sniff(path)
+    if head.startswith(_NPY_MAGIC) or path.suffix.lower() == ".npy" or _is_pickle(head):
+        return _load_npy(path, "labels")
+    table = _read_table(path, None, header=False)
+    if len(table.names) > 1:
+        names = [c.strip() for c in table.rows[0]]
+        found = [j for j, n in enumerate(names) if n.lower() in LABEL_COLUMNS]
+        if len(found) != 1:
+            raise ValueError(f"{path}: a labels file with several columns needs one label"
+                             f" column named one of {list(LABEL_COLUMNS)}; found {names}")
+        values = [row[found[0]].strip() for row in table.rows[1:]]
+    else:
+        values = [row[0].strip() for row in table.rows]
+        if values and values[0].lower() in LABEL_COLUMNS and (
+                classes is None or values[0] not in [str(c) for c in classes]):
+            values = values[1:]
+    if not values:
+        raise ValueError(f"{path}: no labels")
+    if all(_is_number(v) for v in values):
+        return np.array(values, dtype=np.float64)
+    return np.array(values)
 
 
 def _load_pickle(path: Path, split: str) -> Predictions:
     with open(path, "rb") as fh:
-        obj = pickle.load(fh)  # noqa: S301 - the caller opted in with allow_pickle=True
+        try:
+            obj = pickle.load(fh)  # noqa: S301 - the caller opted in with allow_pickle=True
+        except Exception as exc:  # noqa: BLE001 - a malformed pickle, reported as such
+            raise ValueError(f"{path}: cannot unpickle ({type(exc).__name__}: {exc})") from None
     try:
         (z_val, y_val), (z_test, y_test) = obj
     except (TypeError, ValueError):
         raise ValueError(f"{path}: expected ((logits_val, labels_val), (logits_test, labels_test))"
                          f" in the pickle, got {type(obj).__name__}") from None
     z, y = (z_val, y_val) if split == "val" else (z_test, y_test)
-    y = np.asarray(y)
-    if y.ndim == 2 and y.shape[1] == 1:
-        y = y[:, 0]
-    return _build(f"{path} [{split}]", y, np.asarray(z), "logits")
+    return _build(f"{path} [{split}]", np.asarray(y), np.asarray(z), "logits", {})
+
+
+_CSV_ONLY = ("label_column", "prob_columns", "ignore_columns", "delimiter", "header")
 
 
 def load_predictions(path, *, labels=None, kind: str | None = None, allow_pickle: bool = False,
-                     split: str = "test") -> Predictions:
+                     split: str = "test", label_column=None, prob_columns=None,
+                     ignore_columns=None, delimiter=None, classes=None, header: bool = True,
+                     renormalize=False, force_logits: bool = False) -> Predictions:
     """Load a model's predictions and the true labels from a file.
 
     Parameters
     ----------
     path : str or path-like
-        ``.npz``, ``.npy`` (with ``labels``), ``.csv``, or a pickle (with ``allow_pickle``).
-    labels : str or path-like, optional
-        The ``.npy`` file of labels that goes with a ``.npy`` prediction file.
+        ``.npz``, ``.npy`` (with ``labels``), CSV (``.csv``, ``.tsv``, ``.txt``, gzipped
+        ``.gz``), or a pickle (with ``allow_pickle``).  See the module docstring.
+    labels : str, path-like or array_like, optional
+        The labels that go with a ``.npy`` prediction file or a CSV without a label column:
+        a ``.npy`` file, a text file with one label per line (or a CSV with a label column),
+        or an array.
     kind : {"probs", "logits"}, optional
         What the prediction matrix holds.  ``.npz`` files name it themselves; for ``.npy``
         and CSV the default is ``"probs"``.
@@ -287,19 +688,38 @@ def load_predictions(path, *, labels=None, kind: str | None = None, allow_pickle
         Opt in to unpickling (NN_calibration logit files).  Only for files you trust.
     split : {"test", "val"}
         Which split of a NN_calibration pickle to return.
+    label_column : str or int, optional
+        CSV: the label column, by name or (0-based) position.
+    prob_columns : sequence of str or int, optional
+        CSV: the class columns, in class order (every other column is then ignored).
+    ignore_columns : sequence of str or int, optional
+        CSV: columns to skip.
+    delimiter : str, optional
+        CSV: the separator (default: ``,``, ``;`` or tab, whichever the header line uses).
+    classes : sequence of str, optional
+        Class names in column order, to read labels given as names (or as 1-based numbers:
+        ``["1", "2", ...]``).
+    header : bool, default True
+        CSV: the first line names the columns.
+    renormalize : bool or float, default False
+        Divide rows that sum to one within a tolerance (``True``: 0.02) -- rounded
+        probabilities -- or percentages by their sums; recorded in the notes.
+    force_logits : bool, default False
+        Read ``kind="logits"`` even when the matrix lies on the simplex.
 
     Returns
     -------
     Predictions
+        With :attr:`Predictions.notes` saying what the loader did beyond reading.
 
     Raises
     ------
-    FileNotFoundError
-        A named file does not exist.
+    FileNotFoundError, IsADirectoryError
+        A named file does not exist, or is a folder.
     ValueError
-        A malformed file (missing or extra arrays, non-numeric data, object arrays, a pickle
-        without ``allow_pickle``), or predictions/labels that fail validation (NaN, rows not
-        summing to one, labels out of range, length mismatch, empty input).
+        A malformed or empty file (missing or extra arrays, non-numeric data, object arrays,
+        a pickle without ``allow_pickle``), or predictions/labels that fail validation (NaN,
+        rows not summing to one, labels out of range, length mismatch, empty input).
 
     Examples
     --------
@@ -309,17 +729,35 @@ def load_predictions(path, *, labels=None, kind: str | None = None, allow_pickle
     ...                         probs=[[0.8, 0.2], [0.4, 0.6]])
     >>> load_predictions(path).probs.tolist()
     [[0.8, 0.2], [0.4, 0.6]]
+    >>> csv_path = os.path.join(folder, "model.csv")
+    >>> with open(csv_path, "w") as fh:
+    ...     _ = fh.write("id;class;cat;dog\\nimg_1;dog;0,2;0,8\\nimg_2;cat;0,9;0,1\\n")
+    >>> pred = load_predictions(csv_path)
+    >>> pred.labels.tolist(), pred.probs.tolist()
+    ([1, 0], [[0.2, 0.8], [0.9, 0.1]])
     """
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path: expected a file path, got {type(path).__name__}")
     path = Path(path)
     if kind is not None:
         _check_kind(kind)
     if split not in ("test", "val"):
         raise ValueError(f"split: expected 'test' or 'val', got {split!r}")
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such file")
+    _check_file(path, "predictions")
+    options = {"renormalize": renormalize, "force_logits": force_logits, "classes": classes}
+    csv_options = {"label_column": label_column, "prob_columns": prob_columns,
+                   "ignore_columns": ignore_columns, "delimiter": delimiter, "header": header}
+    given_csv = [name for name in _CSV_ONLY if csv_options[name] != (True if name == "header"
+                                                                     else None)]
     head = _sniff(path)
     suffix = path.suffix.lower()
-    if _is_pickle(head) or suffix in (".pkl", ".pickle", ".p"):
+    inner = Path(path.stem).suffix.lower() if suffix == ".gz" else suffix
+    is_csv = inner in _CSV_SUFFIXES and not head.startswith((_ZIP_MAGIC, _NPY_MAGIC))
+    if given_csv and not is_csv:
+        raise ValueError(f"{given_csv[0]}: applies to CSV files only, and {path} is not one")
+    if _is_pickle(head) or suffix in (".pkl", ".pickle", ".p") or (
+            not is_csv and not head.startswith((_ZIP_MAGIC, _NPY_MAGIC))
+            and _parses_as_pickle(path)):
         if not allow_pickle:
             _refuse_pickle(path)
         if kind not in (None, "logits") or labels is not None:
@@ -329,23 +767,22 @@ def load_predictions(path, *, labels=None, kind: str | None = None, allow_pickle
     if suffix == ".npz" or head.startswith(_ZIP_MAGIC):
         if labels is not None:
             raise ValueError(f"{path}: an .npz holds its own labels; do not pass labels")
-        return _load_npz(path, kind)
+        return _load_npz(path, kind, options)
     if suffix == ".npy" or head.startswith(_NPY_MAGIC):
         if labels is None:
             raise ValueError(f"{path}: a .npy file holds only the predictions; pass the labels"
                              " file too (labels=..., command line: --labels FILE)")
-        labels = Path(labels)
-        if not labels.is_file():
-            raise FileNotFoundError(f"{labels}: no such file")
         matrix = _load_npy(path, "predictions")
-        y = _load_npy(labels, "labels")
-        return _build(path, y, matrix, kind or "probs")
-    if suffix in (".csv", ".txt"):
-        if labels is not None:
-            raise ValueError(f"{path}: a CSV file holds its own label column; do not pass labels")
-        return _read_csv(path, kind or "probs")
+        if isinstance(labels, (str, os.PathLike)):
+            y = _load_labels(Path(labels), classes)
+        else:
+            y = np.asarray(labels)
+        return _build(path, y, matrix, kind or "probs", options)
+    if is_csv:
+        return _read_csv(path, kind or "probs", labels, csv_options, options)
     raise ValueError(f"{path}: unknown format {suffix or '(no suffix)'!r}; expected .npz, .npy"
-                     " (with labels), .csv, or a pickle with allow_pickle=True")
+                     " (with labels), .csv/.tsv/.txt (or gzipped), or a pickle with"
+                     " allow_pickle=True")
 
 
 def save_predictions(path, labels, *, probs=None, logits=None, force: bool = False) -> Path:
@@ -366,15 +803,14 @@ def save_predictions(path, labels, *, probs=None, logits=None, force: bool = Fal
     >>> save_predictions(path, [1, 0], logits=[[0.0, 2.0], [1.0, -1.0]])  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    FileExistsError: ... exists; pass force=True (command line: --force) to overwrite it
+    FileExistsError: ... exists; pass force=True to overwrite it
     """
     path = Path(path)
     if path.suffix.lower() != ".npz":
         raise ValueError(f"path: {path} should end in .npz")
     pred = Predictions.from_arrays(labels, probs, logits=logits, source=str(path))
     if path.exists() and not force:
-        raise FileExistsError(f"{path} exists; pass force=True (command line: --force) to"
-                              " overwrite it")
+        raise FileExistsError(f"{path} exists; pass force=True to overwrite it")
     arrays = {"labels": pred.labels}
     if pred.logits is not None:
         arrays["logits"] = pred.logits
