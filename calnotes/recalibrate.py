@@ -69,6 +69,7 @@ import numpy as np
 from scipy import special
 
 from ._validate import check_labels, check_n_bins, check_probabilities
+from ._validate import looks_like_probabilities as _looks_like_probabilities
 from .binning import _width_bins_unchecked
 
 __all__ = [
@@ -110,18 +111,6 @@ class DegenerateFitWarning(UserWarning):
 class InputKindWarning(UserWarning):
     """``inputs="logits"`` was given a matrix that looks like probabilities."""
 
-
-try:  # the shared predicate, when calnotes._validate provides it
-    from ._validate import looks_like_probabilities as _looks_like_probabilities
-except ImportError:  # until calnotes._validate provides it (same meaning)
-    def _looks_like_probabilities(arr) -> bool:
-        """Every value in ``[0, 1]`` and every row summing to 1 within 1e-4 (2-d only)."""
-        arr = np.asarray(arr)
-        if arr.ndim != 2 or arr.size == 0 or not np.issubdtype(arr.dtype, np.number):
-            return False
-        with np.errstate(invalid="ignore"):
-            return bool(np.all((arr >= 0.0) & (arr <= 1.0))
-                        and np.all(np.abs(arr.sum(axis=1) - 1.0) <= 1e-4))
 
 #: Largest table of :class:`HistogramBinning`: ``k * n_bins`` bin values (three int64/float64
 #: tables of this size, 240 MB at the limit).  More bins than samples only leaves bins empty.
