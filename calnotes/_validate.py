@@ -49,6 +49,7 @@ __all__ = [
     "scan_rows",
     "check_probabilities",
     "check_labels",
+    "check_logits",
     "check_n_bins",
     "check_pair",
     "check_rng",
@@ -527,6 +528,48 @@ def check_pair(y_true, y_prob, *, allow_2d: bool = True, allow_1d: bool = True):
     k = 2 if prob.ndim == 1 else prob.shape[1]
     y = check_labels(y_true, n_classes=k, n_samples=prob.shape[0])
     return y, prob
+
+
+def check_logits(logits, name: str = "X") -> np.ndarray:
+    """Validate a logit matrix: 2-d, ``k >= 2`` columns, non-empty, real or ``-inf``.
+
+    ``-inf`` is a masked class (probability 0 after softmax) and is accepted as long as
+    every row has at least one finite logit; NaN and ``+inf`` are refused.
+
+    Examples
+    --------
+    >>> check_logits([[0.0, -np.inf]]).tolist()
+    [[0.0, -inf]]
+    >>> check_logits([[0.0, np.nan]])
+    Traceback (most recent call last):
+    ...
+    ValueError: X: non-finite logit nan at index [0, 1] (logits must be real, or -inf for a masked class)
+    >>> check_logits([[-np.inf, -np.inf]])
+    Traceback (most recent call last):
+    ...
+    ValueError: X: row 0 has no finite logit (all -inf); every row needs at least one
+    """
+    try:
+        z = np.asarray(logits, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name}: could not convert to a float array ({exc})") from None
+    if z.ndim != 2:
+        raise ValueError(f"{name}: expected logits of shape (n, k), got shape {z.shape}")
+    if z.shape[0] == 0:
+        raise ValueError(f"{name}: empty input (n = 0); at least one sample is needed")
+    if z.shape[1] < 2:
+        raise ValueError(f"{name}: logits need k >= 2 columns, got shape {z.shape}")
+    bad = np.isnan(z) | (z == np.inf)
+    if bad.any():
+        i, j = np.unravel_index(int(np.flatnonzero(bad.ravel())[0]), z.shape)
+        raise ValueError(f"{name}: non-finite logit {z[i, j]} at index [{i}, {j}] (logits must"
+                         " be real, or -inf for a masked class)")
+    empty = ~np.isfinite(z).any(axis=1)
+    if empty.any():
+        i = int(np.flatnonzero(empty)[0])
+        raise ValueError(f"{name}: row {i} has no finite logit (all -inf); every row needs at"
+                         " least one")
+    return z
 
 
 def check_n_bins(n_bins, n_samples: int, name: str = "n_bins") -> int:

@@ -29,7 +29,7 @@ from typing import Callable
 
 import numpy as np
 
-from ._validate import check_labels, check_pair, check_probabilities
+from ._validate import check_labels, check_logits, check_pair, check_probabilities
 
 __all__ = [
     "ProperLoss",
@@ -191,27 +191,8 @@ def log_loss_from_logits(y_true, logits, *, per_sample: bool = False):
     >>> log_loss_from_logits([1, 0], [[0.0, -np.inf], [0.0, -np.inf]], per_sample=True).tolist()
     [inf, 0.0]
     """
-    try:
-        Z = np.asarray(logits, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"logits: could not convert to a float array ({exc})") from None
-    if Z.ndim != 2:
-        raise ValueError(f"logits: expected shape (n, k), got shape {Z.shape}")
-    if Z.shape[0] == 0:
-        raise ValueError("logits: empty input (n = 0); at least one sample is needed")
-    if Z.shape[1] < 2:
-        raise ValueError(f"logits: need k >= 2 columns, got shape {Z.shape}")
-    bad = np.isnan(Z) | (Z == np.inf)
-    if bad.any():
-        i, j = np.unravel_index(int(np.flatnonzero(bad.ravel())[0]), Z.shape)
-        raise ValueError(f"logits: {Z[i, j]} at index [{i}, {j}]; logits must be finite"
-                         " or -inf (a masked class)")
+    Z = check_logits(logits, name="logits")
     top = Z.max(axis=1)
-    empty = top == -np.inf
-    if empty.any():
-        i = int(np.flatnonzero(empty)[0])
-        raise ValueError(f"logits: row {i} is -inf everywhere; every row needs at least one"
-                         " finite logit")
     y = check_labels(y_true, n_classes=Z.shape[1], n_samples=Z.shape[0])
     rows = np.arange(Z.shape[0])
     with np.errstate(over="ignore"):   # z - max below -1.8e308 is -inf: exp gives 0, exactly

@@ -176,7 +176,8 @@ class Predictions:
         if raw.ndim == 2 and raw.shape[1] == 1:
             raw = raw[:, 0]
         if logits is not None:
-            from ..recalibrate import check_logits, softmax
+            from .._validate import check_logits
+            from ..recalibrate import softmax
             if raw.ndim == 2 and not force_logits and looks_like_probabilities(raw):
                 raise ValueError(
                     "logits: every value lies in [0, 1] and every row sums to 1: these look"
