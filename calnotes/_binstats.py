@@ -7,6 +7,12 @@ confidence problems are a single column.  Everything here is vectorised over col
 sort of the whole matrix, ``reduceat`` for the bin sums of predictions, and a binary search
 of the (few) positive rows per column for the bin counts of outcomes.  No ``(n, n)`` or
 ``(n, k, m)`` array is ever built.
+
+Ties (equal-mass bins, ``ties="average"``): a positive is located by the first sorted position
+of its value, so its tie group is known without any argsort; groups that straddle a boundary
+(found by comparing the sorted values on each side of every boundary) become hypergeometric
+parts of their bins (:class:`TieParts`), and :meth:`BinStats.abs_moment` averages ``|S_j|^p``
+over them exactly (:mod:`calnotes._ties`).
 """
 
 from __future__ import annotations
