@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["TIES", "check_ties", "straddling_groups", "hypergeom_pmf_rows", "hypergeom_mean_var",
+__all__ = ["TIES", "check_ties", "straddling_groups", "hypergeom_pmf_rows",
            "hypergeom_mean_var_arrays",
            "expected_abs_power"]
 
@@ -87,25 +87,9 @@ def straddling_groups(xs: np.ndarray, bounds: np.ndarray) -> list:
     return groups
 
 
-def hypergeom_mean_var(N: int, K, o: int):
-    """Mean and variance of ``Hyp(N, K, o)`` (``o`` draws without replacement, ``K`` successes).
-
-    Examples
-    --------
-    >>> hypergeom_mean_var(4, 2, 2)
-    (1.0, 0.3333333333333333)
-    """
-    K = np.asarray(K, dtype=np.float64)
-    frac = K / N
-    mean = o * frac
-    var = o * frac * (1.0 - frac) * (N - o) / (N - 1) if N > 1 else np.zeros_like(frac)
-    if mean.ndim == 0:
-        return float(mean), float(var)
-    return mean, var
-
-
 def hypergeom_mean_var_arrays(N, K, o):
-    """:func:`hypergeom_mean_var` elementwise for arrays ``N``, ``K``, ``o`` of one shape.
+    """Mean and variance of ``Hyp(N, K, o)`` (``o`` draws without replacement from ``N``
+    holding ``K`` successes), elementwise for arrays ``N``, ``K``, ``o`` of one shape.
 
     Examples
     --------
