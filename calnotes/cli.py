@@ -89,7 +89,8 @@ def _cmd_evaluate(args) -> int:
         check_out(args.out, force=args.force)     # before anything is loaded or computed
     report = evaluate(args.predictions, labels=args.labels,
                       kind="logits" if args.logits else None, n_bins=args.bins,
-                      allow_pickle=args.allow_pickle, split=args.split, **_loader_options(args))
+                      allow_pickle=args.allow_pickle, split=args.split, ties=args.ties,
+                      **_loader_options(args))
     print(report.to_json() if args.json else report.format_table())
     sys.stdout.flush()                            # the table is out before anything is written
     if args.out is not None:
@@ -199,6 +200,10 @@ def build_parser() -> argparse.ArgumentParser:
     csv_opts.add_argument("--force-logits", action="store_true",
                           help="read the predictions as logits even if they look like"
                           " probabilities")
+    p_eval.add_argument("--ties", choices=("average", "position"), default="average",
+                        help="equal-mass tie rule: average over the orders of tied predictions"
+                        " (default; independent of the row order) or eq. (1) with ties in"
+                        " input order")
     p_eval.set_defaults(func=_cmd_evaluate, parser=p_eval)
     return parser
 

@@ -53,6 +53,7 @@ from .data.loaders import Predictions, load_predictions
 from .expectation import (_width_bin_sums, expected_binned_ece, expected_qece,
                           folded_normal_l1_approximation)
 from .measures import binned_ece, classwise, confidence, confidence_scores, l1_qece, l2_qece
+from ._ties import check_ties
 from .scores import brier_loss, log_loss, log_loss_from_logits, spherical_loss, zero_one_loss
 
 __all__ = ["DEFAULT_BINS", "EvaluationReport", "evaluate", "check_out", "REPORT_FILES"]
@@ -423,23 +424,23 @@ def _l1_cost(P: np.ndarray, top: np.ndarray, m: int, binning: str, aggregation: 
     return counts.shape[0] * m * float(counts.max()) ** 2
 
 
-def _reference(P, top, m, p, binning, aggregation):
+def _reference(P, top, m, p, binning, aggregation, ties="average"):
     """The calibrated reference of one row and how it was computed."""
     X = P[:, 1] if aggregation == _BINARY else P     # binary: the 1-d P(y = 1)
     if p == 2:
-        return expected_qece(X, X, m, p=2, aggregation=aggregation), "exact"
+        return expected_qece(X, X, m, p=2, aggregation=aggregation, ties=ties), "exact"
     if _l1_cost(P, top, m, binning, aggregation) <= EXACT_L1_BUDGET:
         if binning == "mass":
-            return expected_qece(X, X, m, p=1, aggregation=aggregation), "exact"
+            return expected_qece(X, X, m, p=1, aggregation=aggregation, ties=ties), "exact"
         return expected_binned_ece(X, X, m, binning="width", aggregation=aggregation), "exact"
     return (folded_normal_l1_approximation(X, X, m, aggregation=aggregation, binning=binning),
             "folded-normal")
 
 
-def _value(y, P, m, p, binning, aggregation) -> float:
+def _value(y, P, m, p, binning, aggregation, ties="average") -> float:
     if binning == "mass":
         measure = l2_qece if p == 2 else l1_qece
-        kwargs = {"n_bins": m}
+        kwargs = {"n_bins": m, "ties": ties}
     else:
         measure, kwargs = binned_ece, {"n_bins": m, "p": p, "binning": "width"}
     if aggregation == _BINARY:
@@ -480,7 +481,7 @@ def evaluate(predictions, *, labels=None, kind: str | None = None, n_bins=None,
              allow_pickle: bool = False, split: str = "test", label_column=None,
              prob_columns=None, ignore_columns=None, delimiter=None, classes=None,
              header: bool = True, renormalize=False,
-             force_logits: bool = False) -> EvaluationReport:
+             force_logits: bool = False, ties: str = "average") -> EvaluationReport:
     """Evaluate the calibration of a model's predictions.
 
     Parameters
@@ -514,6 +515,10 @@ force_logits
         Options of :func:`calnotes.data.load_predictions` (``classes``, ``renormalize`` and
         ``force_logits`` also of :meth:`calnotes.data.Predictions.from_arrays` for arrays),
         passed on only when they differ from their defaults.
+    ties : {"average", "position"}, default "average"
+        Tie rule of the equal-mass measures and their references (command line: ``--ties``):
+        the exact mean over the orders of tied predictions, so the report does not depend on
+        the row order, or eq. (1) with ties in input order (:mod:`calnotes.binning`).
 
     Returns
     -------
@@ -555,6 +560,7 @@ force_logits
     """
     from . import __version__
 
+    check_ties(ties)
     if out is not None:
         out = check_out(out, force=force)
     requested = _check_bin_request(n_bins)
@@ -578,15 +584,18 @@ force_logits
             if binning == "mass" and m > n:
                 continue                          # noted in _bin_plan
             for aggregation in aggregations:
-                value = _value(y, P, m, p, binning, aggregation)
+                value = _value(y, P, m, p, binning, aggregation, ties)
                 if references:
-                    ref, method = _reference(P, top, m, p, binning, aggregation)
+                    ref, method = _reference(P, top, m, p, binning, aggregation, ties)
                 else:
                     ref, method = None, "skipped"
                 rows.append({"measure": name, "aggregation": aggregation, "binning": binning,
                              "n_bins": m, "value": value,
                              "calibrated_reference": None if ref is None else float(ref),
                              "reference_method": method})
+    if ties == "position":
+        notes.append("equal-mass measures with ties='position': tied predictions across a bin"
+                     " boundary are split in input order, so these rows depend on the row order")
     if any(r["reference_method"] == "folded-normal" for r in rows):
         notes.append("references marked folded-normal are normal approximations: the exact"
                      f" Poisson-binomial sums would take more than {EXACT_L1_BUDGET:.0e}"

@@ -141,3 +141,33 @@ def test_H1_cli_reports_identical_for_label_sorted_and_shuffled_csv(tmp_path, ca
         assert ra["measure"] == rb["measure"] and ra["aggregation"] == rb["aggregation"]
         assert close(ra["value"], rb["value"], 1e-12), ra
         assert close(ra["calibrated_reference"], rb["calibrated_reference"], 1e-12), ra
+
+
+def test_H1_evaluate_can_reproduce_eq1_literally_with_ties_position(tmp_path, capsys):
+    """H1: the position rule stays available (paper literal), in the API and the CLI, with a
+    note in the report; on label-sorted rows its rows differ from the default."""
+    import json
+
+    from calnotes.cli import main
+
+    y, p, _ = _three_valued_calibrated(400, seed=5)
+    order = np.argsort(y, kind="stable")
+    P = np.column_stack([1 - p, p])[order]
+    y = y[order]
+    literal = cn.evaluate(P, labels=y, n_bins=[10], ties="position")
+    default = cn.evaluate(P, labels=y, n_bins=[10])
+    row = next(r for r in literal.rows if r["measure"] == "l2-QECE" and r["aggregation"] == "binary")
+    assert close(row["value"], cn.l2_qece(y, P[:, 1], 10, ties="position"), 1e-12)
+    assert close(row["calibrated_reference"],
+                 cn.expected_qece(P[:, 1], P[:, 1], 10, ties="position"), 1e-12)
+    other = next(r for r in default.rows if r["measure"] == "l2-QECE" and r["aggregation"] == "binary")
+    assert row["value"] > 2 * other["value"]
+    assert any("ties='position'" in note for note in literal.notes)
+    np.savez(tmp_path / "p.npz", labels=y, probs=P)
+    assert main(["evaluate", str(tmp_path / "p.npz"), "--bins", "10", "--ties", "position",
+                 "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["measures"]
+    cli_row = next(r for r in rows if r["measure"] == "l2-QECE" and r["aggregation"] == "binary")
+    assert close(cli_row["value"], row["value"], 1e-12)
+    with pytest.raises(ValueError, match="ties: expected 'average'"):
+        cn.evaluate(P, labels=y, ties="random")
