@@ -2,8 +2,9 @@
 
 All checks raise :class:`ValueError` (or :class:`TypeError` for the wrong kind of
 object) with a message that names the argument and, where there is one, the first
-offending index.  Nothing here converts silently: a probability of ``1.0000001`` is an
-error, not a clip.
+offending index.  Nothing here converts beyond floating-point rounding: a probability of
+``1.0000001`` is an error, not a clip (the one exception, residue within :data:`VALUE_ATOL`,
+is described below).
 
 Conventions
 -----------
@@ -12,7 +13,10 @@ Conventions
   must sum to one within :data:`ROW_SUM_ATOL`.
 * ``y_true`` holds integer labels, ``0 <= y < k`` (``k = 2`` for binary inputs).  Floats
   that are exactly integers (``1.0``) are accepted; ``0.5`` or ``True`` / ``False``
-  mixed with ``2`` are not.
+  mixed with ``2`` are not.  Labels of shape ``(n, 1)`` are read as ``(n,)``.  One-hot
+  labels ``(n, k)`` are refused with the hint ``labels.argmax(axis=1)`` rather than
+  decoded: a 0/1 matrix could also be multi-label targets or a mistaken argument order,
+  and the caller knows which.
 
 Tolerances, and the one conversion
 ----------------------------------
@@ -93,25 +97,33 @@ def _value_tolerance(dtype) -> float:
 
 
 def looks_like_probabilities(arr) -> bool:
-    """Every value in ``[0, 1]`` and every row summing to one within :data:`ROW_SUM_ATOL`.
+    """Every value in ``[0, 1]`` and every row summing to one within the row-sum tolerance.
 
-    The test behind "these look like probabilities, not logits" (a 2-d matrix only: a 1-d
-    vector of binary logits can legitimately lie in ``[0, 1]``).
+    The test behind "these look like probabilities, not logits".  The tolerance is
+    :func:`row_sum_tolerance` of the array's own dtype (:data:`ROW_SUM_ATOL` for float64 and
+    float32), so float16 probabilities are recognised too.  A 2-d matrix with ``k >= 2``
+    columns only: a 1-d vector (or one column) of binary logits can legitimately lie in
+    ``[0, 1]``, so it never "looks like probabilities".
 
     Examples
     --------
     >>> looks_like_probabilities([[0.2, 0.8], [0.5, 0.5]]), looks_like_probabilities([[2.0, -1.0]])
     (True, False)
+    >>> looks_like_probabilities([0.2, 0.8]), looks_like_probabilities([[0.2, 0.7]])
+    (False, False)
     """
+    dtype = getattr(arr, "dtype", None)
     try:
         arr = np.asarray(arr, dtype=np.float64)
     except (TypeError, ValueError):
         return False
     if arr.ndim != 2 or arr.shape[0] == 0 or arr.shape[1] < 2:
         return False
+    tol = row_sum_tolerance(dtype if dtype is not None and np.dtype(dtype).kind == "f"
+                            else np.float64, arr.shape[1])
     with np.errstate(invalid="ignore"):
         return bool(np.all((arr >= 0.0) & (arr <= 1.0))
-                    and np.all(np.abs(arr.sum(axis=1) - 1.0) <= ROW_SUM_ATOL))
+                    and np.all(np.abs(arr.sum(axis=1) - 1.0) <= tol))
 
 
 def diagnose_probabilities(arr) -> str | None:
@@ -119,9 +131,9 @@ def diagnose_probabilities(arr) -> str | None:
 
     ``"rounded"``: every value in ``[0, 1]``, every row sum within :data:`RENORMALIZE_TOL`
     of one.  ``"percentages"``: every value in ``[0, 100]``, some above one, every row sum
-    consistent with percentages (for a 1-d vector: most values above one).  ``"logits"``: some finite
-    value outside ``[0, 1]`` that is not a percentage.  ``"scores"``: values in ``[0, 1]`` whose
-    rows are far from summing to one.
+    consistent with percentages (for a 1-d vector: most values above one).  ``"logits"``: some
+    finite value outside ``[0, 1]`` that is not a percentage.  ``"scores"``: values in
+    ``[0, 1]`` whose rows are far from summing to one.
 
     Examples
     --------
@@ -481,7 +493,8 @@ def check_labels(y_true, n_classes: int, n_samples: int | None = None,
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             raise ValueError(f"{name}: label {_plain(arr[i])} at index {i} is out of range;"
-                             f" expected integers in 0..{n_classes - 1}{_one_based(arr, n_classes)}")
+                             f" expected integers in 0..{n_classes - 1}"
+                             f"{_one_based(arr, n_classes)}")
         arr = arr.astype(np.int64)
     else:
         raise TypeError(f"{name}: labels must be integers, got dtype {arr.dtype}")

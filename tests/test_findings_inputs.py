@@ -413,3 +413,39 @@ def test_H2_the_report_on_renormalized_input_matches_the_definition(tmp_path):
     row = next(r for r in report.rows
                if r["measure"] == "ECE" and r["aggregation"] == "confidence")
     assert abs(row["value"] - _top_label_ece(y, R, 15)) < 1e-12
+
+
+def test_M19_lines_are_file_lines_on_the_fast_path_too(tmp_path):
+    """M19: an all-numeric file is parsed by numpy; its errors must still give file lines
+    (here after a comment line, CRLF line ends and a blank line) and column names."""
+    text = "# exported\r\nlabel,p0,p1\r\n1,0.2,0.8\r\n\r\n0,0.25,0.8\r\n"
+    (tmp_path / "crlf.csv").write_text(text, newline="")
+    with pytest.raises(ValueError, match="line 5: the row sums to 1.05"):
+        load_predictions(tmp_path / "crlf.csv")
+    (tmp_path / "z.csv").write_text("label,z\n1,0.3\n0,nan\n")      # one logit column
+    with pytest.raises(ValueError, match="non-finite logit nan at line 3, column 'z'"):
+        load_predictions(tmp_path / "z.csv", kind="logits")
+    (tmp_path / "mid.csv").write_text("label,p0,p1\n1,0.2,0.8\n# note\n0,0.5,0.5\n")
+    with pytest.raises(ValueError, match="line 3 is a comment inside the data"):
+        load_predictions(tmp_path / "mid.csv")
+
+
+def test_L10_utf16_without_bom_and_gzip_by_content(tmp_path):
+    """L10/M2: UTF-16 without a byte-order mark (NUL bytes) is named as such; a gzip file is
+    recognised by its content, and a .gz that is not gzip is refused clearly."""
+    (tmp_path / "u16.csv").write_bytes("label,p0,p1\n1,0.2,0.8\n".encode("utf-16-le"))
+    with pytest.raises(ValueError, match="u16.csv: contains NUL bytes: UTF-16"):
+        load_predictions(tmp_path / "u16.csv")
+    (tmp_path / "packed.csv").write_bytes(gzip.compress(b"label,p0,p1\n1,0.2,0.8\n"))
+    assert load_predictions(tmp_path / "packed.csv").probs.tolist() == [[0.2, 0.8]]
+    (tmp_path / "plain.csv.gz").write_bytes(b"label,p0,p1\n1,0.2,0.8\n")
+    with pytest.raises(ValueError, match="named .gz but not gzip-compressed"):
+        load_predictions(tmp_path / "plain.csv.gz")
+
+
+def test_H3_float16_probabilities_passed_as_logits_are_refused():
+    """H3 with float16 input: the simplex test uses the dtype's row-sum tolerance."""
+    P = np.array([[0.1, 0.2, 0.7], [0.3, 0.3, 0.4]] * 20).astype(np.float16)
+    assert np.abs(P.astype(np.float64).sum(axis=1) - 1).max() > 1e-4   # beyond ROW_SUM_ATOL
+    with pytest.raises(ValueError, match="look like probabilities, not logits"):
+        Predictions.from_arrays(np.zeros(40, dtype=int), logits=P)

@@ -398,8 +398,9 @@ def test_M17_evaluate_logic_for_m_above_n(monkeypatch):
     """The plan of rows, independent of the measures: m > n gets ECE rows only."""
     calls = []
     monkeypatch.setattr(evaluation, "_value",
-                        lambda y, P, m, p, binning, agg: calls.append((m, binning)) or 0.5)
-    monkeypatch.setattr(evaluation, "_reference", lambda P, top, m, p, binning, agg: (0.25, "x"))
+                        lambda y, P, m, p, binning, agg, *rest: calls.append((m, binning)) or 0.5)
+    monkeypatch.setattr(evaluation, "_reference",
+                        lambda P, top, m, p, binning, agg, *rest: (0.25, "x"))
     P, y, _ = _multiclass(5, 3, 13)
     report = calnotes.evaluate(P, labels=y, n_bins=[3, 7])
     assert sorted(set(calls)) == [(3, "mass"), (3, "width"), (7, "width")]

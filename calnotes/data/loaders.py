@@ -12,10 +12,12 @@ Formats
     the command line).  ``kind="probs"`` (default) or ``"logits"`` says what the matrix holds.
 CSV (``.csv``, ``.tsv``, ``.txt``, and any of them gzipped as ``.gz``)
     UTF-8 text (a byte-order mark, as Excel writes, is fine; UTF-16 with a byte-order mark is
-    decoded too; other encodings are refused with the file named).  Lines starting with ``#``
+    decoded too; other encodings are refused with the file named); gzip is recognised by its
+    content, whatever the file's name.  Lines starting with ``#``
     before the header are skipped.  The separator is ``,``, ``;`` or a tab, taken from the
     header line unless ``delimiter`` is given.  **Decimal commas** (``0,4``, as European
-    locales write them with ``;`` separators) are read as decimal points, with a note.
+    locales write them with ``;`` separators) are read as decimal points, with a note.  A
+    ``#`` line inside the data is an error that names its line.
     A header row names the columns (``header=False`` numbers them ``0, 1, ...``).  The label
     column is ``label_column`` or the one column named ``label``, ``labels``, ``y``,
     ``y_true``, ``target`` or ``class`` (any case); or the labels come from a separate file or
@@ -65,6 +67,7 @@ import os
 import pickle
 import pickletools
 import re
+import warnings
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -419,43 +422,95 @@ def _npz_arrays(path: Path, archive, kind: str | None):
 # ------------------------------------------------------------------------------ text tables
 
 def _read_text(path: Path) -> str:
-    """The file as text: UTF-8 (with or without BOM), UTF-16 with BOM; gzip if ``.gz``."""
+    """The file as text: UTF-8 (with or without BOM), UTF-16 with BOM; gunzipped first if it is
+    gzip (by content, whatever the suffix).  Line ends become ``\\n``."""
     data = path.read_bytes()
-    if path.suffix.lower() == ".gz":
+    if data.startswith(b"\x1f\x8b"):
         try:
             data = gzip.decompress(data)
         except (OSError, EOFError) as exc:
             raise ValueError(f"{path}: cannot decompress as gzip ({exc})") from None
+        if not data:
+            raise ValueError(f"{path}: empty file (0 bytes once decompressed)")
+    elif path.suffix.lower() == ".gz":
+        raise ValueError(f"{path}: named .gz but not gzip-compressed")
     if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        return data.decode("utf-16")
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"{path}: not UTF-8 text (byte 0x{data[exc.start]:02x} at position"
-                         f" {exc.start}); save the file as UTF-8 (Excel: 'CSV UTF-8')") from None
+        try:
+            text = data.decode("utf-16")
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"{path}: starts with a UTF-16 byte-order mark but is not UTF-16"
+                             f" text ({exc.reason}); save the file as UTF-8") from None
+    else:
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise ValueError(
+                f"{path}: not UTF-8 text (byte 0x{data[exc.start]:02x} at position {exc.start});"
+                " save the file as UTF-8 (Excel: 'CSV UTF-8')") from None
+        if "\x00" in text:
+            raise ValueError(f"{path}: contains NUL bytes: UTF-16 text without a byte-order"
+                             " mark, or not a text file; save the file as UTF-8")
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text
 
 
-@dataclass
 class _Table:
-    names: list          # column names (str)
-    rows: list           # rows of cells (str)
-    lines: list          # file line of each row
-    delimiter: str
-    notes: list
+    """A CSV file's columns: ``names``, and either ``values`` (every cell a number: the fast
+    path, numpy's parser) or ``rows`` (cells as text).  ``lines`` (file line of each data row)
+    is worked out only when a message needs it."""
+
+    def __init__(self, names, delimiter, notes, body, first_line, rows=None, values=None,
+                 lines=None):
+        self.names, self.delimiter, self.notes = names, delimiter, notes
+        self._body, self._first_line = body, first_line
+        self.rows, self.values, self._lines = rows, values, lines
+
+    @property
+    def n_rows(self) -> int:
+        return len(self.rows) if self.rows is not None else self.values.shape[0]
+
+    @property
+    def lines(self) -> list:
+        if self._lines is None:
+            self._lines = [line for _, line in _csv_rows(self._body, self.delimiter,
+                                                         self._first_line)]
+        return self._lines
+
+    def cells(self, j: int) -> list:
+        if self.rows is not None:
+            return [row[j] for row in self.rows]
+        return [repr(float(v)) for v in self.values[:, j]]
 
 
-def _read_table(path: Path, delimiter, header: bool) -> _Table:
+def _csv_rows(body: str, delimiter: str, first_line: int):
+    """``(row, file line)`` for each non-blank row of ``body``, whose first line is
+    ``first_line`` of the file."""
+    reader = csv.reader(io.StringIO(body), delimiter=delimiter)
+    for row in reader:
+        if not row or all(not c.strip() for c in row):
+            continue
+        yield row, reader.line_num + first_line - 1
+
+
+def _read_table(path: Path, delimiter, header: bool, fast: bool = True) -> _Table:
     text = _read_text(path)
-    lines = text.splitlines()
-    skipped = 0
-    while skipped < len(lines) and (lines[skipped].lstrip().startswith("#")
-                                    or not lines[skipped].strip()):
-        skipped += 1
-    notes = [f"skipped {skipped} comment line(s) before the header"] if any(
-        line.lstrip().startswith("#") for line in lines[:skipped]) else []
-    if skipped == len(lines):
+    # comment and blank lines before the header
+    pos, line_no, comments = 0, 1, 0
+    while pos < len(text):
+        end = text.find("\n", pos)
+        end = len(text) if end < 0 else end
+        line = text[pos:end].strip()
+        if line and not line.startswith("#"):
+            break
+        comments += line.startswith("#")
+        pos, line_no = end + 1, line_no + 1
+    if pos >= len(text):
         raise ValueError(f"{path}: empty CSV file; expected a header row")
-    first = lines[skipped]
+    notes = [f"skipped {comments} comment line(s) before the header"] if comments else []
+    end = text.find("\n", pos)
+    end = len(text) if end < 0 else end
+    first = text[pos:end]
     if delimiter is None:
         inner = path.suffix.lower() if path.suffix.lower() != ".gz" else \
             Path(path.stem).suffix.lower()
@@ -464,26 +519,38 @@ def _read_table(path: Path, delimiter, header: bool) -> _Table:
             "\t" if inner == ".tsv" else ",")
     elif not isinstance(delimiter, str) or len(delimiter) != 1:
         raise ValueError(f"delimiter: expected one character, got {delimiter!r}")
-    reader = csv.reader(io.StringIO("\n".join(lines[skipped:])), delimiter=delimiter)
-    rows, line_of = [], []
-    for row in reader:
-        if not row or all(not c.strip() for c in row):
-            continue
-        rows.append(row)
-        line_of.append(reader.line_num + skipped)
     if header:
-        names = [h.strip() for h in rows[0]]
-        rows, line_of = rows[1:], line_of[1:]
+        names = [h.strip() for h in next(csv.reader([first], delimiter=delimiter))]
+        body, first_line = text[end + 1:], line_no + 1
     else:
-        names = [str(i) for i in range(len(rows[0]))]
+        names = [str(i) for i in range(len(next(csv.reader([first], delimiter=delimiter))))]
+        body, first_line = text[pos:], line_no
     if len(names) == 1 and delimiter == "," and any(d in names[0] for d in (";", "\t")):
         raise ValueError(f"{path}: the header is one field, {names[0]!r}; pass the separator"
                          " with delimiter=... (command line: --delimiter)")
-    for row, line in zip(rows, line_of):
+    what = "header" if header else "first line"
+    if fast and body.strip():
+        try:  # numpy's C parser; any failure falls through to the reader that explains it
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                values = np.loadtxt(io.StringIO(body), delimiter=delimiter, ndmin=2,
+                                    dtype=np.float64, comments=None, quotechar='"')
+        except ValueError:
+            pass
+        else:
+            if values.shape[1] == len(names) and values.shape[0] > 0:
+                return _Table(names, delimiter, notes, body, first_line, values=values)
+    rows, lines = [], []
+    for row, line in _csv_rows(body, delimiter, first_line):
         if len(row) != len(names):
-            raise ValueError(f"{path}: line {line} has {len(row)} fields, the"
-                             f" {'header' if header else 'first line'} has {len(names)}")
-    return _Table(names=names, rows=rows, lines=line_of, delimiter=delimiter, notes=notes)
+            if row[0].lstrip().startswith("#"):
+                raise ValueError(f"{path}: line {line} is a comment inside the data; only"
+                                 f" comment lines before the {what} are skipped")
+            raise ValueError(f"{path}: line {line} has {len(row)} fields, the {what} has"
+                             f" {len(names)}")
+        rows.append(row)
+        lines.append(line)
+    return _Table(names, delimiter, notes, body, first_line, rows=rows, lines=lines)
 
 
 def _find_column(path, names: list, wanted, what: str) -> int:
@@ -500,7 +567,9 @@ def _find_column(path, names: list, wanted, what: str) -> int:
 
 
 def _float_column(path, table: _Table, j: int, notes: list) -> np.ndarray:
-    cells = [row[j] for row in table.rows]
+    if table.values is not None:
+        return table.values[:, j]
+    cells = table.cells(j)
     try:
         return np.array(cells, dtype=np.float64)
     except ValueError:
@@ -532,6 +601,8 @@ def _locator(table: _Table, prob_cols: list, label_col):
 
     def cell(match):
         i, j = int(match.group(1)), int(match.group(2))
+        if len(names) == 1:     # a single class column: binary logits are stored as [0, z]
+            j = 0
         return f"line {table.lines[i]}, column {names[j]!r}" if j < len(names) \
             else f"line {table.lines[i]}"
 
@@ -557,7 +628,7 @@ def _read_csv(path: Path, kind: str, labels, csv_options: dict, options: dict) -
     table = _read_table(path, csv_options.get("delimiter"), header)
     notes = list(table.notes)
     names = table.names
-    if not table.rows:
+    if not table.n_rows:
         raise ValueError(f"{path}: no data rows after the header")
     if not header and labels is None and label_column is None:
         raise ValueError(f"{path}: without a header, say which column holds the labels:"
@@ -612,9 +683,12 @@ def _read_csv(path: Path, kind: str, labels, csv_options: dict, options: dict) -
     if matrix.shape[1] == 1:
         matrix = matrix[:, 0]
     if label_col is not None:
-        y = np.array([row[label_col].strip() for row in table.rows])
-        if all(_is_number(t) for t in y.tolist()):
-            y = _float_column(path, table, label_col, notes)
+        if table.values is not None:
+            y = table.values[:, label_col]
+        else:
+            y = np.array([row[label_col].strip() for row in table.rows])
+            if all(_is_number(t) for t in y.tolist()):
+                y = _float_column(path, table, label_col, notes)
     else:
         y = _load_labels(Path(labels), options.get("classes")) \
             if isinstance(labels, (str, os.PathLike)) else np.asarray(labels)
@@ -629,7 +703,7 @@ def _load_labels(path: Path, classes=None) -> np.ndarray:
     head = _sniff(path)
     if head.startswith(_NPY_MAGIC) or path.suffix.lower() == ".npy" or _is_pickle(head):
         return _load_npy(path, "labels")
-    table = _read_table(path, None, header=False)
+    table = _read_table(path, None, header=False, fast=False)
     if len(table.names) > 1:
         names = [c.strip() for c in table.rows[0]]
         found = [j for j, n in enumerate(names) if n.lower() in LABEL_COLUMNS]
