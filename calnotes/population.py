@@ -76,6 +76,10 @@ __all__ = [
     "kce",
     "bregman_decomposition",
     "confidence_calibration_error",
+    "accuracy",
+    "binned_ece",
+    "accuracy_preserving_transform",
+    "top_label_calibrated_not_calibrated",
     "CONDITIONING",
     "KS_READINGS",
     "CONFIDENCE_PAIRS",
@@ -1242,3 +1246,195 @@ def confidence_calibration_error(dist: FiniteDistribution, pair: str = "brier", 
         full = np.bincount(ids, weights=wd, minlength=n) / np.where(mass > 0, mass, 1.0)
     return {"confidence": values, "mass": mass, "accuracy": acc, "confidence_error": err,
             "full": full}
+
+
+# --------------------------------------------------------------------------- 003 Secs. 3, D.3-D.4
+
+def accuracy(dist: FiniteDistribution, *, exact: bool = False):
+    """``ACC(f) = P(Y = C)``, ``C`` the first argmax of ``f(X)``.
+
+    Examples
+    --------
+    >>> d = FiniteDistribution([0.5, 0.5], [[1.0, 0.0], [0.25, 0.75]], [[0.75, 0.25]] * 2)
+    >>> accuracy(d)
+    0.625
+    """
+    w, T, F = _arrays(dist, exact)
+    C = _first_argmax(F)
+    return _expect(w, T[np.arange(w.size), C], exact)
+
+
+def binned_ece(dist: FiniteDistribution, n_bins: int = 15, *, exact: bool = False):
+    r"""The population binned ECE of 003 Def 3 (App. D.2, eq. (19)).
+
+    ``ECE = sum_i P(f_C(X) in B_i) |E[f_C(X) | B_i] - P(Y = C | B_i)|`` with the equal-width bins
+    ``B_i = ((i - 1)/m, i/m]``: the confidence is conditioned on its bin only.
+
+    Parameters
+    ----------
+    dist : FiniteDistribution
+    n_bins : int, default 15
+    exact : bool
+        Fractions.
+
+    Examples
+    --------
+    Two confidences in one bin whose gaps cancel (003 Thm 3.1: ``TCE_1 >= ECE``, not ``=``):
+
+    >>> from fractions import Fraction as Fr
+    >>> d = FiniteDistribution([Fr(1, 2)] * 2, [[Fr(5, 8), Fr(3, 8)], [Fr(6, 8), Fr(2, 8)]],
+    ...                        [[Fr(6, 8), Fr(2, 8)], [Fr(5, 8), Fr(3, 8)]])
+    >>> binned_ece(d, 2, exact=True), tce(d, exact=True)
+    (Fraction(0, 1), Fraction(1, 8))
+    """
+    if isinstance(n_bins, bool) or not isinstance(n_bins, numbers.Integral) or n_bins < 1:
+        raise ValueError(f"n_bins: expected a positive integer, got {n_bins!r}")
+    w, T, F = _arrays(dist, exact)
+    C, conf = _top(F)
+    hit = T[np.arange(w.size), C]
+    m = int(n_bins)
+    # bin i (1-based) holds (i-1)/m < conf <= i/m: i = ceil(m conf), exactly for Fractions
+    if exact:
+        b = np.array([max(math.ceil(c * m), 1) for c in conf], dtype=np.intp)
+    else:
+        b = np.maximum(np.ceil(conf * m).astype(np.intp), 1)
+    ids, n, _ = _group_ids(b)
+    mass = _group_sum(ids, n, w, exact)
+    gap = _group_sum(ids, n, w * (conf - hit), exact)
+    return sum((abs(g) for g in gap), Fraction(0)) if exact else float(np.abs(gap).sum())
+
+
+def accuracy_preserving_transform(dist: FiniteDistribution) -> FiniteDistribution:
+    r"""003 Prop D.2's ``t^f o f``: the top probability replaced by ``ACC(f)``.
+
+    ``t^f(p) = sigma_p^{-1}(c_f)`` with ``c_f = (ACC, (1 - ACC)/(k - 1), ...)``: the predicted
+    class keeps ``ACC(f)``, every other class gets ``(1 - ACC)/(k - 1)``.  The argmax is kept
+    (when ``ACC > 1/k``), the confidence is the constant ``ACC``, so every top-label error
+    vanishes (Prop D.2) while the full prediction is in general not calibrated.  The same
+    transform is fitted on data by :class:`calnotes.AccuracyPreservingTransform`.
+
+    Examples
+    --------
+    >>> from fractions import Fraction as Fr
+    >>> d = FiniteDistribution([Fr(1, 2)] * 2, [[Fr(1), Fr(0), Fr(0)], [Fr(0), Fr(1), Fr(0)]],
+    ...                        [[Fr(1, 2), Fr(1, 4), Fr(1, 4)], [Fr(1, 2), Fr(1, 2), Fr(0)]])
+    >>> t = accuracy_preserving_transform(d)
+    >>> [str(v) for v in t.exact[2][0]], tce(t, exact=True)
+    (['1/2', '1/4', '1/4'], Fraction(0, 1))
+    """
+    exact = dist.is_exact
+    w, T, F = _arrays(dist, exact)
+    k = F.shape[1]
+    acc = accuracy(dist, exact=exact)
+    C = _first_argmax(F)
+    rest = (1 - acc) / (k - 1)
+    out = np.full(F.shape, rest, dtype=object if exact else np.float64)
+    out[np.arange(w.size), C] = acc
+    return FiniteDistribution(w, T, out)
+
+
+def top_label_calibrated_not_calibrated(n_classes: int = 3, grid: int = 4, *,
+                                        time_limit: float = 60.0) -> FiniteDistribution:
+    r"""A finite instance for 003 Prop 3.2: class-wise and top-label calibrated, not calibrated.
+
+    The joint law ``z[u, j] = P(f(X) = u, Y = j)`` over the predictions ``u`` of the simplex
+    grid with denominator ``grid`` is a point of the polytope cut out by the linear equations
+    ``sum_{u: u_r = x} z[u, r] = x sum_{u: u_r = x, j} z[u, j]`` (class-wise calibration: every
+    class ``r``, every value ``x``), ``sum_{u: max u = x} z[u, C(u)] = x sum_{u: max u = x, j}
+    z[u, j]`` (top-label calibration given the confidence) and ``sum z = 1``.  Requiring each
+    prediction to carry a single label (binary ``b[u, j] >= z[u, j]``, ``sum_j b[u, j] <= 1``)
+    makes ``E[Y | f(X)]`` one-hot, and then ``CE_2^2 = E||e_Y - f(X)||^2`` -- the Brier score,
+    *linear* in ``z``.  The mixed-integer program maximising it (scipy's HiGHS ``milp``) is the
+    search for the most miscalibrated predictor that every common error calls perfect; its
+    solution is then solved again *exactly* on its support with rational arithmetic, so the
+    returned distribution is exact (one atom per ``(u, j)`` with ``z > 0``, truth ``e_j``).
+    Every common error of 003 Prop 3.2 (``CWCE_p``, ``TCE_p``, ``KS``, ``ECE``, ``MMCE``) is then
+    zero, exactly, while ``CE_2^2 = 1 - E||f(X)||^2`` (eq. (20)).  The largest value grows with
+    ``grid`` towards ``1 - 1/k``, the bound of the proposition.
+
+    Parameters
+    ----------
+    n_classes : int, default 3
+    grid : int, default 4
+        Denominator of the candidate predictions (the grid has ``C(grid + k - 1, k - 1)``
+        points; ``k = 3, grid = 8`` takes about a second).
+    time_limit : float
+        Seconds allowed to the MILP solver.
+
+    Examples
+    --------
+    >>> d = top_label_calibrated_not_calibrated()
+    >>> cwce(d, exact=True), tce(d, exact=True), ce_p(d, 2, exact=True, powered=True) > 0
+    (Fraction(0, 1), Fraction(0, 1), True)
+    """
+    import itertools
+
+    import sympy
+    from scipy.optimize import Bounds, LinearConstraint, milp
+
+    for name, value, low in (("n_classes", n_classes, 2), ("grid", grid, 2)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
+            raise ValueError(f"{name}: expected an integer >= {low}, got {value!r}")
+    k, G = int(n_classes), int(grid)
+    counts = [c for c in itertools.product(range(G + 1), repeat=k) if sum(c) == G]
+    U = [[Fraction(c, G) for c in row] for row in counts]
+    n_var = len(U) * k
+    rows = []
+    for r in range(k):
+        for x in sorted({u[r] for u in U}):
+            row = [Fraction(0)] * n_var
+            for a, u in enumerate(U):
+                if u[r] == x:
+                    row[a * k + r] += 1
+                    for j in range(k):
+                        row[a * k + j] -= x
+            rows.append(row)
+    for x in sorted({max(u) for u in U}):
+        row = [Fraction(0)] * n_var
+        for a, u in enumerate(U):
+            if max(u) == x:
+                row[a * k + u.index(max(u))] += 1
+                for j in range(k):
+                    row[a * k + j] -= x
+        rows.append(row)
+    rows.append([Fraction(1)] * n_var)
+    rhs = [Fraction(0)] * (len(rows) - 1) + [Fraction(1)]
+    # variables: z[u, j] (continuous) and b[u, j] (binary) with z <= b and sum_j b[u, j] <= 1,
+    # so that each prediction u carries one label and E[Y | f(X)] is one-hot; then CE_2^2 is the
+    # linear function sum z[u, j] ||e_j - u||^2 (the Brier score), which the MILP maximises
+    n_u = len(U)
+    A_eq = np.zeros((len(rows), 2 * n_var))
+    A_eq[:, :n_var] = np.array(rows, dtype=float)
+    link = np.hstack([np.eye(n_var), -np.eye(n_var)])
+    one = np.zeros((n_u, 2 * n_var))
+    for a in range(n_u):
+        one[a, n_var + a * k:n_var + (a + 1) * k] = 1.0
+    brier = np.array([float(sum((u[i] - (i == j)) ** 2 for i in range(k)))
+                      for u in U for j in range(k)])
+    rhs_f = np.array(rhs, dtype=float)
+    res = milp(np.concatenate([-brier, np.zeros(n_var)]),
+               constraints=[LinearConstraint(A_eq, rhs_f, rhs_f),
+                            LinearConstraint(link, -np.inf, 0.0),
+                            LinearConstraint(one, 0.0, 1.0)],
+               integrality=np.concatenate([np.zeros(n_var), np.ones(n_var)]),
+               bounds=Bounds(0.0, 1.0), options={"time_limit": time_limit})
+    if res.x is None:                                      # pragma: no cover - scipy failure
+        raise RuntimeError(f"mixed-integer program failed: {res.message}")
+    support = [v for v in range(n_var) if res.x[v] > 1e-9]
+    A = sympy.Matrix([[sympy.Rational(row[v].numerator, row[v].denominator) for v in support]
+                      for row in rows])
+    b = sympy.Matrix([sympy.Rational(x.numerator, x.denominator) for x in rhs])
+    sol, params = A.gauss_jordan_solve(b)
+    if params.shape[0]:                                    # a face, not a vertex: pin it
+        sol = sol.subs({p: sympy.Rational(round(res.x[support[i]] * 10**6), 10**6)
+                        for i, p in enumerate(params)})
+    z = [Fraction(int(s.p), int(s.q)) for s in sol]
+    if min(z) <= 0:                                        # pragma: no cover
+        raise RuntimeError("the exact solution on the MILP support is not positive")
+    weights, truth, prediction = [], [], []
+    for v, zv in zip(support, z):
+        a, j = divmod(v, k)
+        weights.append(zv)
+        truth.append([Fraction(int(i == j)) for i in range(k)])
+        prediction.append(U[a])
+    return FiniteDistribution(weights, truth, prediction)

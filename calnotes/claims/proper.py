@@ -1,0 +1,657 @@
+"""Claims checked in Part III, chapter *Proper calibration errors* (paper 003).
+
+Every population claim is checked on random **exact** finite distributions
+(:func:`calnotes.population.random_finite_distribution`, collisions forced: atoms sharing a
+prediction, sharing one coordinate, sharing the top value with another predicted class), 20 at
+smoke size and 200 at full size, in rational arithmetic wherever the quantity is rational.
+Inequalities are measured as the smallest slack ``larger - smaller`` over the family (reference
+0, comparison ``ge``); implications as the number of distributions where the premise holds and
+the conclusion does not (reference 0).  Where the printed statement fails, the claim is an
+erratum (``expect="disagrees"``) and its check measures the counterexample.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+
+from .. import population as pop
+from ._registry import Claim, register
+
+CHAPTER = "book/proper/proper_errors"
+_EXACT = "exact rational arithmetic: an inequality between Fractions holds or it does not"
+_FLOAT = ("float64 sums of at most a few hundred terms of size <= 2: rounding below 1e-12"
+          " (the exact rational path agrees)")
+_COUNT = "a count of distributions: exact"
+
+
+def _family(size: str, seed: int, *, positive: bool = False, min_classes: int = 2):
+    """Random exact finite distributions with forced collisions (20 smoke, 200 full)."""
+    rng = np.random.default_rng(seed)
+    count = 20 if size == "smoke" else 200
+    for _ in range(count):
+        k = int(rng.integers(min_classes, 6))
+        n_atoms = int(rng.integers(6, 13))
+        grid = int(rng.choice([2 * k, 3 * k, 4 * k])) if not positive else 4 * k
+        yield pop.random_finite_distribution(rng, n_atoms=n_atoms, n_classes=k, grid=grid,
+                                             positive=positive)
+
+
+def _brier_exact(dist):
+    return pop.expected_score(dist, "brier", exact=True)
+
+
+# ----------------------------------------------------------------------------- Lemma D.1
+
+def _lemma_d1(size: str) -> float:
+    """max |CE_S - (E S(f(X), Y) - E g_S(P_{Y|f(X)}))| for Brier (exact), log, spherical."""
+    worst = 0.0
+    for d in _family(size, 31, positive=True):
+        # E g_S(P_{Y|f(X)}) is the expected score of the recalibrated predictor E[Y | f(X)]
+        r = d.recalibrated()
+        if (pop.calibration_error_proper(d, "brier", exact=True)
+                != _brier_exact(d) - pop.expected_score(r, "brier", exact=True)):
+            return math.inf
+        for loss in ("log", "spherical"):
+            rhs = pop.expected_score(d, loss) - pop.expected_score(r, loss)
+            worst = max(worst, abs(pop.calibration_error_proper(d, loss) - rhs))
+    return worst
+
+
+register(Claim(
+    id="003.lemmaD.1",
+    source="Gruber & Buettner (2022), Lemma D.1",
+    statement=("CE_S(f) = E[S(f(X), Y)] - E[g_S(P_{Y|f(X)})] for every proper score: exactly"
+               " (Fractions) for Brier, to rounding for log and spherical."),
+    check=_lemma_d1, reference=0.0, tolerance=1e-12, tolerance_reason=_FLOAT, chapter=CHAPTER,
+))
+
+
+# ----------------------------------------------------------------------------- Thm 3.1 (6)
+
+def _min_slack(size, seed, slack, **kw) -> float:
+    worst = math.inf
+    for d in _family(size, seed, **kw):
+        worst = min(worst, slack(d))
+    return float(worst)
+
+
+def _ineq(id_, statement, slack, seed, *, exact=True, tolerance=None, **kw):
+    register(Claim(
+        id=id_, source="Gruber & Buettner (2022), Thm 3.1, eq. (6)", statement=statement,
+        check=lambda size: _min_slack(size, seed, slack, **kw),
+        reference=0.0, comparison="ge",
+        tolerance=0.0 if exact else (1e-12 if tolerance is None else tolerance),
+        tolerance_reason=_EXACT if exact else _FLOAT, chapter=CHAPTER,
+    ))
+
+
+_ineq("003.thm3.1.brier_le_2",
+      "2 >= BS(f): the Brier score (summed over classes) is at most ||e_1 - e_2||^2 = 2.",
+      lambda d: 2 - _brier_exact(d), 311)
+_ineq("003.thm3.1.brier_ge_ce2",
+      "BS(f) >= CE_2(f)^2 (eq. (12)): the Brier score bounds the squared canonical L2 error.",
+      lambda d: _brier_exact(d) - pop.ce_p(d, 2, exact=True, powered=True), 312)
+
+
+def _norm_order_slack(d) -> float:
+    """min over p <= q of n^(1/p - 1/q) CE_q - CE_p (eq. (13)), n = number of classes."""
+    n = d.n_classes
+    return min(n ** (1 / p - 1 / q) * pop.ce_p(d, q) - pop.ce_p(d, p)
+               for p, q in ((1, 2), (1, 3), (2, 3), (1.5, 2), (1, 1.5)))
+
+
+_ineq("003.thm3.1.ce_norm_order",
+      "n^(1/p - 1/q) CE_q(f) >= CE_p(f) for 1 <= p <= q (eq. (13), n classes).",
+      _norm_order_slack, 313, exact=False)
+
+
+def _sqrt_brier_slack(d) -> float:
+    n, bs = d.n_classes, float(_brier_exact(d))
+    return min(n ** (1 / p - 0.5) * math.sqrt(bs) - pop.ce_p(d, p) for p in (1, 1.5, 2))
+
+
+_ineq("003.thm3.1.sqrt_brier_ge_ce_p",
+      "n^(1/p - 1/2) sqrt(BS(f)) >= CE_p(f) for 1 <= p <= 2: the calibration upper bound.",
+      _sqrt_brier_slack, 314, exact=False)
+_ineq("003.thm3.1.ce_ge_cwce",
+      "CE_p(f) >= CWCE_p(f) (eq. (15)); checked on p-th powers, p = 1, 2, 3, exactly.",
+      lambda d: min(pop.ce_p(d, p, exact=True, powered=True)
+                    - pop.cwce(d, p, exact=True, powered=True) for p in (1, 2, 3)), 315)
+_ineq("003.thm3.1.cwce_le_2",
+      "CWCE_p(f) <= 2^(1/p) (App. C, after Def C.1); checked as CWCE_p^p <= 2, p = 1, 2, 3.",
+      lambda d: min(2 - pop.cwce(d, p, exact=True, powered=True) for p in (1, 2, 3)), 316)
+_ineq("003.thm3.1.cwce_ge_tce.proof_reading",
+      ("CWCE_p(f) >= TCE_p(f) when P(Y = C | f_C(X)) is read as the class-wise conditional"
+       " P(Y = k | f_k(X)) at k = C, as step (ii) of eq. (16) does; p = 1, 2, 3, exactly."),
+      lambda d: min(pop.cwce(d, p, exact=True, powered=True)
+                    - pop.tce(d, p, given="classwise", exact=True, powered=True)
+                    for p in (1, 2, 3)), 317, min_classes=3)
+_ineq("003.thm3.1.tce_p_ge_tce_1",
+      "TCE_p(f) >= TCE_1(f) (eq. (17)); checked as TCE_p^p >= TCE_1^p, p = 2, 3, exactly.",
+      lambda d: min(pop.tce(d, p, exact=True, powered=True) - pop.tce(d, exact=True) ** p
+                    for p in (2, 3)), 318)
+_ineq("003.thm3.1.tce_ge_ks",
+      ("TCE_1(f) >= KS(f) with KS read as the proof of eq. (18) uses it (the top-label"
+       " conditional integrated against P_{f_C(X)|C}); exactly."),
+      lambda d: pop.tce(d, exact=True) - pop.ks_error(d, reading="proof", exact=True), 319)
+_ineq("003.thm3.1.tce_ge_ece",
+      "TCE_1(f) >= ECE(f) (eq. (19)) for equal-width binnings of 1, 2, 3, 5, 10 and 15 bins, exactly.",
+      lambda d: min(pop.tce(d, exact=True) - pop.binned_ece(d, m, exact=True)
+                    for m in (1, 2, 3, 5, 10, 15)), 320)
+
+
+def _scaled_laplacian(scale):
+    def kernel(A, B):
+        return scale * np.exp(-np.abs(A - B) / 0.4)
+    return kernel
+
+
+def _mmce_le_c_tce(d) -> float:
+    """min over kernel scales s of c TCE_1 - MMCE, c = sqrt(max k(r, r)) = sqrt(s)."""
+    t = float(pop.tce(d, exact=True))
+    return min(math.sqrt(s) * t - pop.mmce(d, _scaled_laplacian(s)) for s in (0.25, 1.0, 4.0))
+
+
+_ineq("003.thm3.1.mmce_le_c_tce",
+      ("c TCE_1(f) >= MMCE(f), c = sqrt(max_r k(r, r)) (Kumar et al. 2018, Thm 3): the"
+       " direction that holds, for Laplacian kernels scaled by 1/4, 1 and 4."),
+      _mmce_le_c_tce, 321, exact=False)
+
+
+# ----------------------------------------------------------------------------- errata
+
+def _cwce_tce_counterexample():
+    """Class-wise calibrated, top-label miscalibrated (k = 4, two atoms of weight 1/2)."""
+    F = Fraction
+    return pop.FiniteDistribution(
+        [F(1, 2), F(1, 2)],
+        [[F(4, 8), F(0), F(2, 8), F(2, 8)], [F(2, 8), F(2, 8), F(4, 8), F(0)]],
+        [[F(3, 8), F(1, 8), F(2, 8), F(2, 8)], [F(3, 8), F(1, 8), F(4, 8), F(0)]])
+
+
+def _cwce_ge_tce_printed(size: str) -> float:
+    """min of CWCE_1 - TCE_1 (Def C.1) over the random family and the counterexample."""
+    worst = pop.cwce(_cwce_tce_counterexample(), exact=True) - pop.tce(
+        _cwce_tce_counterexample(), exact=True)
+    for d in _family(size, 322, min_classes=3):
+        worst = min(worst, pop.cwce(d, exact=True) - pop.tce(d, exact=True))
+    return float(worst)
+
+
+_CWCE_EVIDENCE = (
+    "Two atoms of weight 1/2, k = 4: f = (3,1,2,2)/8 with P(Y|X) = (4,0,2,2)/8 and f = (3,1,4,0)/8"
+    " with P(Y|X) = (2,2,4,0)/8. Every value f_r(X) is class-wise calibrated (the atoms share"
+    " f_0 = 3/8 and f_1 = 1/8 with compensating truths), so CWCE_p = 0; the first atom predicts"
+    " class 0 with confidence 3/8, the second class 2 with confidence 1/2, and P(Y = C | f_C(X)"
+    " = 3/8) = 1/2, so TCE_1 = 1/16 (exact Fractions). Step (ii) of eq. (16) replaces the"
+    " top-label conditional P(Y = C | f_C(X)) by the class-wise conditional P(Y = k | f_k(X))"
+    " at k = C; these differ when atoms share a coordinate value. Under that reading the"
+    " inequality holds (claim 003.thm3.1.cwce_ge_tce.proof_reading).")
+
+register(Claim(
+    id="003.thm3.1.cwce_ge_tce",
+    source="Gruber & Buettner (2022), Thm 3.1, eq. (6) and (16)",
+    statement="CWCE_p(f) >= TCE_p(f) with TCE_p as defined in Def C.1.",
+    check=_cwce_ge_tce_printed, reference=0.0, comparison="ge", tolerance=0.0,
+    tolerance_reason=_EXACT, chapter=CHAPTER, expect="disagrees", evidence=_CWCE_EVIDENCE,
+))
+
+
+def _cwce0_tce0(size: str) -> float:
+    """TCE_1 of a class-wise calibrated distribution (CWCE_1 = 0 checked exactly)."""
+    d = _cwce_tce_counterexample()
+    if pop.cwce(d, exact=True) != 0:
+        return math.nan
+    return float(pop.tce(d, exact=True))
+
+
+register(Claim(
+    id="003.thm3.1.cwce0_implies_tce0",
+    source="Gruber & Buettner (2022), Thm 3.1, eqs. (5) and (9)",
+    statement="CWCE_p(f) = 0 implies TCE_p(f) = 0 (Def C.1 conditioning on the confidence).",
+    check=_cwce0_tce0, reference=0.0, tolerance=0.0, tolerance_reason=_EXACT, chapter=CHAPTER,
+    expect="disagrees", evidence=_CWCE_EVIDENCE.replace("Step (ii) of eq. (16)", "Eq. (9)"),
+))
+
+
+def _binary_ks_instance():
+    """Binary, TCE_1 = 0, KS (Def C.2 literally) = 1/4."""
+    F = Fraction
+    return pop.FiniteDistribution([F(1, 2), F(1, 2)], [[F(1), F(0)], [F(1, 2), F(1, 2)]],
+                                  [[F(3, 4), F(1, 4)], [F(1, 4), F(3, 4)]])
+
+
+def _tce_ge_ks_definition(size: str) -> float:
+    d = _binary_ks_instance()
+    worst = pop.tce(d, exact=True) - pop.ks_error(d, reading="definition", exact=True)
+    for e in _family(size, 323):
+        worst = min(worst, pop.tce(e, exact=True) - pop.ks_error(e, reading="definition",
+                                                                  exact=True))
+    return float(worst)
+
+
+_KS_EVIDENCE = (
+    "Def C.2 integrates the class-wise conditional P(Y = k | f_k(X) = z) against the law of"
+    " f_k(X) over the whole population, while the proof of eqs. (10) and (18) integrates the"
+    " top-label conditional against P_{f_C(X) | C}. Read literally, take the binary predictor"
+    " with two atoms of weight 1/2, f = (3/4, 1/4) with P(Y | X) = (1, 0) and f = (1/4, 3/4)"
+    " with P(Y | X) = (1/2, 1/2): both predict with confidence 3/4 and P(Y = C | f_C = 3/4) ="
+    " (1 + 1/2)/2 = 3/4, so TCE_1 = 0; but class 0 alone is miscalibrated at both values (gaps"
+    " 3/4 - 1 and 1/4 - 1/2, each of weight 1/2), the partial integrals reach -1/4, and KS ="
+    " 1/4 (exact Fractions); the random family finds smaller violations too. Under the proof's"
+    " reading TCE_1 >= KS holds"
+    " (claim 003.thm3.1.tce_ge_ks).")
+
+register(Claim(
+    id="003.thm3.1.tce_ge_ks.definition",
+    source="Gruber & Buettner (2022), Def C.2 and Thm 3.1, eq. (18)",
+    statement="TCE_1(f) >= KS(f) with KS read literally as Def C.2.",
+    check=_tce_ge_ks_definition, reference=0.0, comparison="ge", tolerance=0.0,
+    tolerance_reason=_EXACT, chapter=CHAPTER, expect="disagrees", evidence=_KS_EVIDENCE,
+))
+
+
+def _tce_ge_c_mmce(size: str) -> float:
+    """min of TCE_1 - c MMCE with the Laplacian kernel scaled by 4 (c = 2)."""
+    worst = math.inf
+    for d in _family(size, 324):
+        worst = min(worst, float(pop.tce(d, exact=True)) - 2.0 * pop.mmce(d, _scaled_laplacian(4.0)))
+    return worst
+
+
+register(Claim(
+    id="003.thm3.1.tce_ge_c_mmce",
+    source="Gruber & Buettner (2022), Thm 3.1, eq. (6)",
+    statement="TCE_1(f) >= c MMCE(f) with c = sqrt(max_r k(r, r)), as printed.",
+    check=_tce_ge_c_mmce, reference=0.0, comparison="ge", tolerance=1e-12,
+    tolerance_reason=_FLOAT, chapter=CHAPTER, expect="disagrees",
+    evidence=("MMCE = ||E[delta k(r, .)]||_H <= E|delta| sup_r ||k(r, .)||_H = c TCE_1, since"
+              " ||k(r, .)||_H = sqrt(k(r, r)): the constant belongs on the other side. With the"
+              " Laplacian kernel 4 exp(-|r - s|/0.4) (c = 2), a single confidence value with gap"
+              " delta gives MMCE = 2|delta| = 2 TCE_1, so TCE_1 - c MMCE = -3 TCE_1 < 0; the"
+              " random family finds this on every miscalibrated distribution. For"
+              " kernels with k(r, r) = 1 (c = 1) the two directions coincide as MMCE <= TCE_1."),
+))
+
+
+# ----------------------------------------------------------------------------- Thm 3.1 (5)
+
+def _one_hot_truth(rng, k, n_atoms):
+    F = Fraction
+    labels = rng.integers(k, size=n_atoms)
+    u = rng.integers(1, 10, size=n_atoms)
+    w = [F(int(x), int(u.sum())) for x in u]
+    T = [[F(int(j == y)) for j in range(k)] for y in labels]
+    return w, T
+
+
+def _bs0_implies_ce0(size: str) -> float:
+    """Distributions with BS = 0 (one-hot truth predicted exactly) whose CE_p, SKCE are not 0."""
+    rng = np.random.default_rng(325)
+    bad = 0
+    for _ in range(20 if size == "smoke" else 200):
+        k = int(rng.integers(2, 6))
+        w, T = _one_hot_truth(rng, k, int(rng.integers(2, 10)))
+        d = pop.FiniteDistribution(w, T, T)
+        if _brier_exact(d) != 0:
+            return math.nan
+        bad += (pop.ce_p(d, 1, exact=True) != 0) + (pop.skce(d) > 1e-15)
+    return float(bad)
+
+
+register(Claim(
+    id="003.thm3.1.bs0_implies_ce0",
+    source="Gruber & Buettner (2022), Thm 3.1, eqs. (5) and (7)",
+    statement="BS(f) = 0 implies CE_p(f) = 0 and KCE(f) = 0.",
+    check=_bs0_implies_ce0, reference=0.0, tolerance=0.0, tolerance_reason=_COUNT,
+    chapter=CHAPTER,
+))
+
+
+def _ce0_not_bs0(size: str) -> float:
+    """Random populations whose constant predictor P_Y has CE_p = 0 but BS > 0 (all of them)."""
+    good = 0
+    count = 0
+    for d in _family(size, 326):
+        count += 1
+        w, T, _ = d.exact
+        marg = d.label_marginal(exact=True)
+        c = pop.FiniteDistribution(w, T, [list(marg)] * d.n_atoms)
+        good += (pop.ce_p(c, 1, exact=True) == 0) and (_brier_exact(c) > 0)
+    return float(count - good)
+
+
+register(Claim(
+    id="003.thm3.1.ce0_not_bs0",
+    source="Gruber & Buettner (2022), Thm 3.1, proof of eq. (7)",
+    statement=("The converse fails: the constant predictor f = P_Y is calibrated (CE_p = 0) yet"
+               " has BS > 0 (measured: populations where this fails)."),
+    check=_ce0_not_bs0, reference=0.0, tolerance=0.0, tolerance_reason=_COUNT, chapter=CHAPTER,
+))
+
+
+def _calibrated_equivalences(size: str) -> float:
+    """Mismatches between 'E[Y|f] = f', 'CE_2 = 0' and 'SKCE = 0' over random distributions
+    and their recalibrations."""
+    bad = 0
+    for d in _family(size, 327):
+        for e in (d, d.recalibrated()):
+            calibrated = bool(np.all(pop.conditional_expectation(e, exact=True) == e.exact[2]))
+            ce_zero = pop.ce_p(e, 2, exact=True, powered=True) == 0
+            kce_zero = pop.skce(e) <= 1e-15
+            bad += not (calibrated == ce_zero == kce_zero)
+    return float(bad)
+
+
+register(Claim(
+    id="003.thm3.1.calibrated_iff_ce0_iff_kce0",
+    source="Gruber & Buettner (2022), Thm 3.1, eqs. (5) and (7)",
+    statement=("f is calibrated iff CE_p(f) = 0 iff KCE(f) = 0 (Laplacian kernel, characteristic):"
+               " distributions where the three disagree."),
+    check=_calibrated_equivalences, reference=0.0, tolerance=0.0,
+    tolerance_reason=_COUNT + "; SKCE is zero when below 1e-15 (float64 rounding of zero)",
+    chapter=CHAPTER,
+))
+
+
+def _ce0_implies_cwce0(size: str) -> float:
+    bad = 0
+    for d in _family(size, 328):
+        e = d.recalibrated()
+        if pop.ce_p(e, 1, exact=True) != 0:
+            return math.nan
+        bad += pop.cwce(e, exact=True) != 0
+    return float(bad)
+
+
+register(Claim(
+    id="003.thm3.1.ce0_implies_cwce0",
+    source="Gruber & Buettner (2022), Thm 3.1, eqs. (5) and (8)",
+    statement=("CE_p(f) = 0 implies CWCE_p(f) = 0: recalibrated (canonically calibrated) random"
+               " distributions with nonzero CWCE."),
+    check=_ce0_implies_cwce0, reference=0.0, tolerance=0.0, tolerance_reason=_COUNT,
+    chapter=CHAPTER,
+))
+
+
+def _tce_zero_family(size, seed):
+    """Random distributions made top-label calibrated by 003 Prop D.2's transform."""
+    for d in _family(size, seed):
+        t = pop.accuracy_preserving_transform(d)
+        if pop.tce(t, exact=True) == 0:
+            yield t
+
+
+def _tce0_iff(size: str) -> float:
+    """Mismatches of zero-ness: TCE_1 vs MMCE (Laplacian), vs KS (proof reading), and TCE = 0
+    without ECE = 0, over random and top-label-calibrated distributions."""
+    bad = 0
+    dists = list(_family(size, 329)) + list(_tce_zero_family(size, 330))
+    for d in dists:
+        tce_zero = pop.tce(d, exact=True) == 0
+        bad += tce_zero != (pop.mmce(d) <= 1e-15)
+        bad += tce_zero != (pop.ks_error(d, reading="proof", exact=True) == 0)
+        if tce_zero:
+            bad += any(pop.binned_ece(d, m, exact=True) != 0 for m in (1, 5, 15))
+    return float(bad)
+
+
+register(Claim(
+    id="003.thm3.1.tce0_iff_mmce0_iff_ks0",
+    source="Gruber & Buettner (2022), Thm 3.1, eqs. (5), (9)-(11)",
+    statement=("TCE_p(f) = 0 iff MMCE(f) = 0 iff KS(f) = 0 (proof's reading), and then ECE(f) = 0:"
+               " violations over random and top-label-calibrated distributions."),
+    check=_tce0_iff, reference=0.0, tolerance=0.0,
+    tolerance_reason=_COUNT + "; MMCE is zero when below 1e-15 (float64 rounding of zero)",
+    chapter=CHAPTER,
+))
+
+
+def _ece0_not_tce0(size: str) -> float:
+    """An instance with ECE = 0 (2 bins) and TCE_1 > 0: returns TCE_1 (0 if ECE != 0)."""
+    F = Fraction
+    d = pop.FiniteDistribution([F(1, 2)] * 2, [[F(5, 8), F(3, 8)], [F(6, 8), F(2, 8)]],
+                               [[F(6, 8), F(2, 8)], [F(5, 8), F(3, 8)]])
+    if pop.binned_ece(d, 2, exact=True) != 0:
+        return 0.0
+    return float(pop.tce(d, exact=True))
+
+
+register(Claim(
+    id="003.thm3.1.ece0_not_tce0",
+    source="Gruber & Buettner (2022), Thm 3.1 (after eq. (11))",
+    statement="ECE(f) = 0 does not imply TCE_1(f) = 0: an exhibited instance has TCE_1 = 1/8.",
+    check=_ece0_not_tce0, reference=0.125, tolerance=0.0,
+    tolerance_reason="exact rational value of the two-atom instance", chapter=CHAPTER,
+))
+
+
+# ----------------------------------------------------------------------------- Prop 3.2
+
+def _prop32(size: str) -> float:
+    """CE_2 - (1 - 1/k) for the MILP instance, NaN unless every common error is exactly 0."""
+    k, grid = (3, 4) if size == "smoke" else (3, 8)
+    d = pop.top_label_calibrated_not_calibrated(k, grid)
+    zero = Fraction(0)
+    errors = [pop.cwce(d, p, exact=True, powered=True) for p in (1, 2)]
+    errors += [pop.tce(d, p, exact=True, powered=True) for p in (1, 2)]
+    errors += [pop.ks_error(d, reading=r, exact=True) for r in pop.KS_READINGS]
+    errors += [pop.binned_ece(d, m, exact=True) for m in (1, 5, 15)]
+    if any(e != zero for e in errors) or pop.mmce(d) > 1e-15:
+        return math.nan
+    return math.sqrt(pop.ce_p(d, 2, exact=True, powered=True)) - (1 - 1 / k)
+
+
+register(Claim(
+    id="003.prop3.2",
+    source="Gruber & Buettner (2022), Prop 3.2",
+    statement=("There are distributions where CWCE_p, TCE_p, KS, ECE and MMCE are all zero yet"
+               " CE_2(f) >= 1 - 1/n: a mixed-integer search over a rational grid finds one, and"
+               " exact arithmetic confirms it (measured: CE_2 - (1 - 1/n))."),
+    check=_prop32, reference=0.0, comparison="ge", tolerance=0.0,
+    tolerance_reason="every error is an exact Fraction; CE_2 is the root of one",
+    chapter=CHAPTER,
+))
+
+
+# ----------------------------------------------------------------------------- Thm 4.3
+
+_LOSSES = ("brier", "log", "spherical")
+
+
+def _upper_bound_slack(d) -> float:
+    """min over losses of U_S - CE_S; inf_P g_S(P) = 0 for all three losses (at the vertices)."""
+    slack = [_brier_exact(d) - pop.calibration_error_proper(d, "brier", exact=True)]
+    slack += [pop.expected_score(d, s) - pop.calibration_error_proper(d, s) for s in _LOSSES[1:]]
+    return float(min(slack))
+
+
+register(Claim(
+    id="003.thm4.3.upper_bound",
+    source="Gruber & Buettner (2022), Thm 4.3 (App. D.7, eq. (35))",
+    statement=("U_S(f) = E[S(f(X), Y)] - inf_P g_S(P) >= CE_S(f) for the Brier (exactly), log"
+               " and spherical scores (inf g_S = 0, attained at the vertices)."),
+    check=lambda size: _min_slack(size, 331, _upper_bound_slack, positive=True),
+    reference=0.0, comparison="ge", tolerance=1e-12, tolerance_reason=_FLOAT, chapter=CHAPTER,
+))
+
+
+def _confident_population(eps: float, k: int) -> pop.FiniteDistribution:
+    """Accuracy 1 - eps: atom j predicts class j with 1 - eps, truth equal to the prediction
+    on one half of the atoms and shifted towards the next class on the other half."""
+    F, T = [], []
+    for j in range(k):
+        base = np.full(k, eps / (k - 1))
+        base[j] = 1 - eps
+        F += [base, base]
+        shifted = base.copy()
+        shifted[j], shifted[(j + 1) % k] = 1 - eps / 2, base[(j + 1) % k] + eps / 2
+        shifted /= shifted.sum()
+        T += [base, shifted]
+    w = np.full(2 * k, 1 / (2 * k))
+    return pop.FiniteDistribution(w, np.array(T), np.array(F))
+
+
+def _accuracy_limit(size: str) -> float:
+    """max over losses of (U_S - CE_S) / modulus(1 - ACC) on a population of accuracy ~ 1 - 1e-6."""
+    k = 5
+    d = _confident_population(1e-6, k)
+    e = 1.0 - pop.accuracy(d)
+    binary_entropy = -e * math.log(e) - (1 - e) * math.log1p(-e)
+    modulus = {"brier": 2 * e, "log": binary_entropy + e * math.log(k - 1), "spherical": e}
+    return max((pop.expected_score(d, s) - pop.calibration_error_proper(d, s)) / modulus[s]
+               for s in _LOSSES)
+
+
+register(Claim(
+    id="003.thm4.3.accuracy_limit",
+    source="Gruber & Buettner (2022), Thm 4.3 (App. D.7, eq. (36))",
+    statement=("U_S(f) - CE_S(f) = E[g_S(P_{Y|f(X)})] -> 0 as ACC(f) -> 1: at accuracy about"
+               " 1 - 1e-6 the gap is within the modulus of continuity of g_S at the vertices"
+               " (measured: gap / modulus at e = 1 - ACC; Brier, log, spherical)."),
+    check=_accuracy_limit, reference=1.0, comparison="le", tolerance=1e-9,
+    tolerance_reason=("with e = 1 - max q: g_Brier(q) = 1 - ||q||^2 <= 2e, Fano's H(q) <= h(e) +"
+                      " e log(k - 1), g_sph(q) = 1 - ||q|| <= e; all are concave and increasing"
+                      " in e on [0, 1/2] and E[1 - max P_{Y|f}] <= 1 - ACC, so the ratio is <= 1;"
+                      " rounding is below 1e-9 relative"),
+    chapter=CHAPTER,
+))
+
+
+# ----------------------------------------------------------------------------- Prop 4.5
+
+def _mix_uniform(d, lam: Fraction) -> pop.FiniteDistribution:
+    """h(p) = (1 - lam) p + lam / k: injective on the simplex, rational."""
+    w, T, F = d.exact
+    k = d.n_classes
+    return pop.FiniteDistribution(w, T, (1 - lam) * F + lam / k)
+
+
+def _prop45(size: str) -> float:
+    """max |(U(h o f) - U(f)) - (CE(h o f) - CE(f))| for injective h (exact for Brier)."""
+    worst = Fraction(0)
+    lam = Fraction(1, 3)
+    for d in _family(size, 332):
+        h = _mix_uniform(d, lam)
+        du = _brier_exact(h) - _brier_exact(d)
+        dce = (pop.calibration_error_proper(h, "brier", exact=True)
+               - pop.calibration_error_proper(d, "brier", exact=True))
+        worst = max(worst, abs(du - dce))
+    return float(worst)
+
+
+register(Claim(
+    id="003.prop4.5",
+    source="Gruber & Buettner (2022), Prop 4.5 (App. D.8)",
+    statement=("For an injective recalibration h, U_S(h o f) - U_S(f) = CE_S(h o f) - CE_S(f):"
+               " the upper bound measures the change of the calibration error exactly"
+               " (h(p) = (2p + 1/k)/3, Brier, exact Fractions)."),
+    check=_prop45, reference=0.0, tolerance=0.0, tolerance_reason=_EXACT, chapter=CHAPTER,
+))
+
+
+def _prop45_needs_injective(size: str) -> float:
+    """Fraction of distributions where the identity fails for the non-injective t^f of Prop D.2."""
+    fails = total = 0
+    for d in _family(size, 333):
+        t = pop.accuracy_preserving_transform(d)
+        du = _brier_exact(t) - _brier_exact(d)
+        dce = (pop.calibration_error_proper(t, "brier", exact=True)
+               - pop.calibration_error_proper(d, "brier", exact=True))
+        total += 1
+        fails += du != dce
+    return fails / total
+
+
+register(Claim(
+    id="003.prop4.5.injectivity",
+    source="Gruber & Buettner (2022), Prop 4.5, step (i) of eq. (38)",
+    statement=("Injectivity is needed: for the non-injective accuracy-preserving transform of"
+               " Prop D.2 the identity fails (measured: the fraction of random distributions on"
+               " which it fails)."),
+    check=_prop45_needs_injective, reference=0.5, comparison="ge", tolerance=0.0,
+    tolerance_reason=("a fraction of exact comparisons; merging predictions changes"
+                      " E[g_S(P_{Y|f(X)})] unless the merged conditionals coincide, which random"
+                      " truths make rare, so the identity fails on most (at least half)"),
+    chapter=CHAPTER,
+))
+
+
+# ----------------------------------------------------------------------------- Prop E.2, E.1
+
+def _sharpness(d, exact=True):
+    """SHARP_S(f) = g(P_Y) - E g(P_{Y|f(X)}) for Brier: E||P_{Y|f}||^2 - ||P_Y||^2 (eq. (44))."""
+    w, _, _ = d.exact
+    C = pop.conditional_expectation(d, exact=True)
+    marg = d.label_marginal(exact=True)
+    return sum((wi * sum(c * c for c in row) for wi, row in zip(w, C)), Fraction(0)) - sum(
+        m * m for m in marg)
+
+
+def _random_merge(d, rng) -> pop.FiniteDistribution:
+    """m o f for a random map m merging the distinct predictions into fewer values."""
+    w, T, F = d.exact
+    rows = sorted({tuple(r) for r in F})
+    targets = rng.integers(max(1, len(rows) // 2), size=len(rows))
+    images = [rows[int(rng.integers(len(rows)))] for _ in range(targets.max() + 1)]
+    image_of = {r: images[t] for r, t in zip(rows, targets)}
+    return pop.FiniteDistribution(w, T, [list(image_of[tuple(r)]) for r in F])
+
+
+def _prop_e2(size: str) -> float:
+    rng = np.random.default_rng(334)
+    worst = math.inf
+    for d in _family(size, 335):
+        worst = min(worst, _sharpness(d) - _sharpness(_random_merge(d, rng)))
+    return float(worst)
+
+
+register(Claim(
+    id="003.propE.2",
+    source="Gruber & Buettner (2022), Prop E.2 (eqs. (44)-(45))",
+    statement=("SHARP_S(f) >= SHARP_S(m o f) for every map m of the predictions (Brier,"
+               " random merging maps, exact): post-processing cannot add information."),
+    check=_prop_e2, reference=0.0, comparison="ge", tolerance=0.0, tolerance_reason=_EXACT,
+    chapter=CHAPTER,
+))
+
+
+def _top_label_recalibration(d) -> pop.FiniteDistribution:
+    """App. E.1.2: t^f(p) = P(Y | r o f(X) = r(p)), r(p) the one-hot of the first argmax."""
+    w, T, F = d.exact
+    k = d.n_classes
+    C = np.argmax(d.prediction, axis=1)
+    onehot = [[Fraction(int(j == c)) for j in range(k)] for c in C]
+    return pop.FiniteDistribution(w, T, pop.conditional_expectation(
+        pop.FiniteDistribution(w, T, onehot), exact=True))
+
+
+def _app_e1(size: str) -> float:
+    """Violations: t^f o f not calibrated; accuracy changed although every predicted label is
+    its group's most likely outcome; sharpness increased."""
+    bad = 0
+    for d in _family(size, 336):
+        t = _top_label_recalibration(d)
+        bad += pop.ce_p(t, 1, exact=True) != 0
+        bad += _sharpness(t) > _sharpness(d)
+        C = np.argmax(d.prediction, axis=1)
+        cond = pop.conditional_expectation(
+            pop.FiniteDistribution(*d.exact[:2], [[Fraction(int(j == c)) for j in
+                                                   range(d.n_classes)] for c in C]), exact=True)
+        keeps = all(max(row) == row[c] for row, c in zip(cond, C))
+        if keeps:
+            bad += pop.accuracy(t, exact=True) != pop.accuracy(d, exact=True)
+    return float(bad)
+
+
+register(Claim(
+    id="003.appE.1",
+    source="Gruber & Buettner (2022), App. E.1.2 (eqs. (42)-(43)) and Prop E.2",
+    statement=("The top-label recalibration t^f(p) = P(Y | argmax f(X) = argmax p) makes f"
+               " calibrated, keeps the accuracy when every predicted label is its group's most"
+               " likely outcome, and does not increase sharpness (violations, exact)."),
+    check=_app_e1, reference=0.0, tolerance=0.0, tolerance_reason=_COUNT, chapter=CHAPTER,
+))
