@@ -5,7 +5,7 @@ Modules: :mod:`~calnotes.binning`, :mod:`~calnotes.measures`, :mod:`~calnotes.sc
 :mod:`~calnotes.expectation`, :mod:`~calnotes.decisions`, :mod:`~calnotes.symbolic`,
 :mod:`~calnotes.table1`, :mod:`~calnotes.plotting`, :mod:`~calnotes.claims`,
 :mod:`~calnotes.recalibrate`, :mod:`~calnotes.data`, :mod:`~calnotes.evaluation`,
-:mod:`~calnotes.rankings`.
+:mod:`~calnotes.rankings`, :mod:`~calnotes.population`.
 """
 
 from .binning import (assign_bins, equal_mass_bin_sizes, equal_mass_bins, equal_width_bins,
@@ -30,7 +30,7 @@ from .recalibrate import (AccuracyPreservingTransform, DegenerateFitWarning, Dir
                           compare_recalibrators)
 from .data.loaders import Predictions, load_predictions, save_predictions
 from .evaluation import EvaluationReport, evaluate
-from . import data, rankings, recalibrate
+from . import data, population, rankings, recalibrate
 
 
 def __getattr__(name):
@@ -66,6 +66,6 @@ __all__ = [
     "TemperatureScaling", "VectorScaling", "compare_recalibrators",
     "Predictions", "load_predictions", "save_predictions",
     "EvaluationReport", "evaluate",
-    "data", "rankings", "recalibrate",
+    "data", "population", "rankings", "recalibrate",
     "claims",
 ]

@@ -25,14 +25,14 @@ such distributions on a grid and *forces* the collisions that make canonical, cl
 top-label conditioning differ (when all values are distinct the three coincide and every claim
 about them holds vacuously).
 
-Conventions
------------
+**Conventions.**
+
 * **Divergence order**: truth first, as :func:`calnotes.scores.divergence` and 004 (4.1):
   ``d(q, p) = E_{Y~q} l(p, Y) - H(q)`` with ``q`` the conditional ``E[Y | f(X)]`` and ``p``
   the prediction.  003 (Def C.6) writes the same number as ``d_S(f(X), P_{Y|f(X)})``,
   prediction first.
-* **Brier** is summed over classes, ``||p - e_y||^2`` (:data:`calnotes.BRIER`); its divergence
-  is ``||q - p||^2``, the Bregman divergence of :data:`calnotes.SQUARED_NORM`.
+* **Brier** is summed over classes, ``||p - e_y||^2`` (``calnotes.BRIER``); its divergence
+  is ``||q - p||^2``, the Bregman divergence of ``calnotes.SQUARED_NORM``.
 * **Predicted class** ``C``: the first maximum (smallest index) of ``f(X)``, as
   :func:`calnotes.confidence_scores` and ``numpy.argmax``.
 * **Top-label conditioning** follows 003 Def C.1 and eq. (9) literally: ``P(Y = C | f_C(X))``
@@ -178,7 +178,7 @@ class FiniteDistribution:
         Non-negative, summing to one (within ``1e-12``; exactly for rational input).
     truth, prediction : array_like, shape (N, k) or (N,)
         Rows in the simplex (``(N,)`` means binary, ``P(Y = 1)``), checked by
-        :func:`calnotes._validate.check_probabilities`.
+        the shared probability checks.
 
     Notes
     -----
@@ -653,7 +653,7 @@ def _divergence(Q, P, loss, exact):
 def expected_score(dist: FiniteDistribution, loss="brier", *, exact: bool = False):
     """Expected loss ``E[S(f(X), Y)] = sum_i w_i sum_y truth[i, y] S(f(x_i), y)``.
 
-    The first term of 003 Lemma D.1; :data:`calnotes.BRIER` is summed over classes.
+    The first term of 003 Lemma D.1; ``calnotes.BRIER`` is summed over classes.
 
     Parameters
     ----------
