@@ -5,7 +5,8 @@ Modules: :mod:`~calnotes.binning`, :mod:`~calnotes.measures`, :mod:`~calnotes.sc
 :mod:`~calnotes.expectation`, :mod:`~calnotes.decisions`, :mod:`~calnotes.symbolic`,
 :mod:`~calnotes.table1`, :mod:`~calnotes.plotting`, :mod:`~calnotes.claims`,
 :mod:`~calnotes.recalibrate`, :mod:`~calnotes.data`, :mod:`~calnotes.evaluation`,
-:mod:`~calnotes.rankings`, :mod:`~calnotes.population`.
+:mod:`~calnotes.rankings`, :mod:`~calnotes.population`, :mod:`~calnotes.kernel`,
+:mod:`~calnotes.sharpness`.
 """
 
 from .binning import (assign_bins, equal_mass_bin_sizes, equal_mass_bins, equal_width_bins,
@@ -34,12 +35,13 @@ from . import data, population, rankings, recalibrate
 
 
 def __getattr__(name):
-    # The claims registry imports every checked module (scipy.stats among them, ~1 s); load
-    # it on first use so that `import calnotes` and the command line start quickly.
-    if name == "claims":
+    # The claims registry imports every checked module (scipy.stats among them, ~1 s), and
+    # kernel / sharpness import scipy.signal (~1 s); load them on first use so that
+    # `import calnotes` and the command line start quickly.
+    if name in ("claims", "kernel", "sharpness"):
         import importlib
 
-        return importlib.import_module(".claims", __name__)
+        return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'calnotes' has no attribute {name!r}")
 
 
@@ -66,6 +68,6 @@ __all__ = [
     "TemperatureScaling", "VectorScaling", "compare_recalibrators",
     "Predictions", "load_predictions", "save_predictions",
     "EvaluationReport", "evaluate",
-    "data", "population", "rankings", "recalibrate",
+    "data", "kernel", "population", "rankings", "recalibrate", "sharpness",
     "claims",
 ]

@@ -6,6 +6,8 @@ Def 2.7) and, for a binary model (``k = 2``), on ``P(y = 1)`` as well:
 
 * the equal-width binned ECE (the measure of Guo et al. and of the recalibration paper's tables),
 * the l1- and l2-QECE of the truthfulness paper (Def 2.5, equal-mass bins),
+* SmoothECE (Blasiok & Nakkiran 2023, :func:`calnotes.kernel.smooth_ece`), once, with its
+  fixed-point bandwidth (no bins: ``n_bins`` is ``None`` and the row has a ``bandwidth``),
 
 and next to each value its **calibrated reference**: the expected value the same measure would
 take if the model's predictions were exactly right (outcomes drawn from the predictions).  A
@@ -121,7 +123,10 @@ class EvaluationReport:
         One per (measure, aggregation, bin count): ``measure``, ``aggregation``
         (``"confidence"``, ``"classwise"``, and ``"binary"`` for ``k = 2``), ``binning``,
         ``n_bins``, ``value``, ``calibrated_reference``, ``reference_method`` (``"exact"``,
-        ``"folded-normal"``, or ``"skipped"`` when ``references=False``).
+        ``"folded-normal"``, or ``"skipped"`` when ``references=False``).  The SmoothECE rows
+        (aggregation ``"confidence"``, and ``"binary"`` for ``k = 2``) have ``binning``
+        ``"kernel"``, ``n_bins`` ``None``, the fixed-point ``bandwidth`` and no reference
+        (``reference_method`` ``"none"``).
     notes : list of str
         Everything the numbers alone do not say: skipped rows, approximations, the loader's
         notes (``Predictions.notes``).
@@ -175,7 +180,8 @@ class EvaluationReport:
         for name, value in self.scores.items():
             writer.writerow([f"{name}_loss", "", "", "", _fmt_csv(value), "", ""])
         for row in self.rows:
-            writer.writerow([row["measure"], row["aggregation"], row["binning"], row["n_bins"],
+            writer.writerow([row["measure"], row["aggregation"], row["binning"],
+                             "" if row["n_bins"] is None else row["n_bins"],
                              _fmt_csv(row["value"]), _fmt_csv(row["calibrated_reference"]),
                              row["reference_method"]])
         return buf.getvalue()
@@ -199,7 +205,8 @@ class EvaluationReport:
         for row in self.rows:
             ref = row["calibrated_reference"]
             ref_text = f"{ref:10.4g}" if ref is not None else f"{'-':>10}"
-            lines.append(f"{row['measure']:<9} {row['aggregation']:<11} {row['n_bins']:>{w}}"
+            m_text = "-" if row["n_bins"] is None else row["n_bins"]
+            lines.append(f"{row['measure']:<9} {row['aggregation']:<11} {m_text:>{w}}"
                          f" {row['value']:9.4g} {ref_text} {_ratio_text(row['value'], ref):>7}"
                          f"  {row['reference_method']}")
         lines.append("")
@@ -481,7 +488,8 @@ def evaluate(predictions, *, labels=None, kind: str | None = None, n_bins=None,
              allow_pickle: bool = False, split: str = "test", label_column=None,
              prob_columns=None, ignore_columns=None, delimiter=None, classes=None,
              header: bool = True, renormalize=False,
-             force_logits: bool = False, ties: str = "average") -> EvaluationReport:
+             force_logits: bool = False, ties: str = "average",
+             smooth_ece: bool = True) -> EvaluationReport:
     """Evaluate the calibration of a model's predictions.
 
     Parameters
@@ -519,6 +527,8 @@ force_logits
         Tie rule of the equal-mass measures and their references (command line: ``--ties``):
         the exact mean over the orders of tied predictions, so the report does not depend on
         the row order, or eq. (1) with ties in input order (:mod:`calnotes.binning`).
+    smooth_ece : bool, default True
+        Add the SmoothECE rows (about 0.1-0.3 s whatever ``n``).
 
     Returns
     -------
@@ -593,6 +603,8 @@ force_logits
                              "n_bins": m, "value": value,
                              "calibrated_reference": None if ref is None else float(ref),
                              "reference_method": method})
+    if smooth_ece:
+        rows += _smooth_ece_rows(y, P, conf, correct)
     if ties == "position":
         notes.append("equal-mass measures with ties='position': tied predictions across a bin"
                      " boundary are split in input order, so these rows depend on the row order")
@@ -619,6 +631,22 @@ force_logits
                          " report.write(folder)")
             raise
     return report
+
+
+def _smooth_ece_rows(y, P, conf, correct) -> list:
+    """SmoothECE of the confidences (and of ``P(y = 1)`` for a binary model)."""
+    from .kernel import smooth_ece as smooth
+
+    pairs = [("confidence", correct.astype(np.int64), conf)]
+    if P.shape[1] == 2:
+        pairs.append((_BINARY, y, P[:, 1]))
+    rows = []
+    for aggregation, outcome, prob in pairs:
+        value, sigma = smooth(outcome, prob, return_bandwidth=True)
+        rows.append({"measure": "SmoothECE", "aggregation": aggregation, "binning": "kernel",
+                     "n_bins": None, "value": float(value), "calibrated_reference": None,
+                     "reference_method": "none", "bandwidth": float(sigma)})
+    return rows
 
 
 def _reliability_figure(y, P, m, title):

@@ -16,10 +16,13 @@ import numpy as np
 
 from .measures import reliability_stats
 
-__all__ = ["reliability_diagram", "reliability_panels"]
+__all__ = ["reliability_diagram", "reliability_panels", "calibration_sharpness_diagram"]
 
 _DIAGONAL_GID = "calnotes-diagonal"
 _HIST_GID = "calnotes-histogram-axes"
+_DENSITY_GID = "calnotes-density-axes"
+_BAND_GID = "calnotes-sharpness-band"
+_CURVE_GID = "calnotes-calibration-curve"
 
 
 def _histogram_axes(ax):
@@ -205,3 +208,100 @@ def reliability_panels(y_true, y_prob, n_bins: int = 15, *, ax=None, title=None)
                                 label="share of predictions per\nequal-width bin (right axis)")],
                  loc="upper left", frameon=False, fontsize=7)
     return axes
+
+
+def calibration_sharpness_diagram(result, ax=None, title=None):
+    """Calibration-sharpness diagram (004 Sec. 4.2, Figs 1-2, App. D).
+
+    Draws, from a ``calnotes.sharpness.CalibrationSharpness``:
+
+    * the dashed diagonal (perfect confidence calibration);
+    * the calibration curve ``E[1{Y = c(X)} | h(X) = p]``;
+    * the shaded sharpness band ``curve -/+ p_hat(p) rho(p) / 2`` (total length
+      ``p_hat rho``, centred on the curve), its bottom clipped at 0 and its top **not**
+      clipped at 1, as App. D does "for stylistic reasons";
+    * the kernel density ``p_hat`` of the confidences, filled in grey on a twin axis (right),
+      scaled to fill the bottom quarter of the panel;
+    * the confidence calibration error ``d_CAL`` (with its subsampling SD when there is one)
+      and the total divergence ``d_TOT``, both x100 as in the paper.
+
+    Parameters
+    ----------
+    result : calnotes.sharpness.CalibrationSharpness
+        From ``calnotes.sharpness.calibration_sharpness``.
+    ax : matplotlib.axes.Axes, optional
+        Where to draw; a new figure and Axes when omitted.
+    title : str, optional
+        Axes title.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The Axes with the curve and band (the density lives on a twin of it).  The y-axis
+        runs from 0 to the top of the band (at least 1): not aligned across panels, as in
+        004's Fig 1; align with ``ax.set_ylim`` when comparing models (Fig 2).
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> from calnotes.sharpness import calibration_sharpness
+    >>> rng = np.random.default_rng(0)
+    >>> h = rng.uniform(0.5, 1.0, size=2000)
+    >>> y = (rng.uniform(size=h.size) < h ** 2).astype(int)
+    >>> ax = calibration_sharpness_diagram(calibration_sharpness(y, h), title="h^2")
+    >>> ax.get_title(), len(ax.collections)
+    ('h^2', 1)
+    >>> plt.close(ax.figure)
+    """
+    from .sharpness import CalibrationSharpness
+
+    if not isinstance(result, CalibrationSharpness):
+        raise TypeError("result: expected a calnotes.sharpness.CalibrationSharpness (from"
+                        f" calibration_sharpness), got {type(result).__name__}")
+
+    import matplotlib.pyplot as plt  # lazily: importing calnotes must not load matplotlib
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(5, 4.5), layout="constrained")
+
+    t = result.grid
+    lower = np.maximum(result.lower, 0.0)
+    upper = result.upper
+    ax.plot([0, 1], [0, 1], linestyle="--", color="0.55", linewidth=1, gid=_DIAGONAL_GID,
+            label="perfect calibration")
+    ax.fill_between(t, lower, upper, where=np.isfinite(upper) & np.isfinite(lower),
+                    color="tab:red", alpha=0.3, linewidth=0, gid=_BAND_GID,
+                    label=r"sharpness gap $\hat p\,\rho$")
+    ax.plot(t, result.curve, color="tab:blue", linewidth=1.8, gid=_CURVE_GID,
+            label="calibration curve")
+
+    twin = ax.twinx()
+    twin.set_gid(_DENSITY_GID)
+    twin._calnotes_parent = ax
+    twin.fill_between(t, 0.0, result.density, color="0.5", alpha=0.25, linewidth=0)
+    twin.plot(t, result.density, color="0.45", linewidth=1)
+    top = float(np.nanmax(result.density)) if np.any(np.isfinite(result.density)) else 0.0
+    twin.set_ylim(0, 4 * top if top > 0 else 1)     # the density fills the bottom quarter
+    twin.set_ylabel("density of confidences", color="0.45")
+    twin.tick_params(axis="y", colors="0.45")
+    twin.spines["right"].set_color("0.6")
+    ax.set_zorder(twin.get_zorder() + 1)
+    ax.patch.set_visible(False)
+
+    sd = result.calibration_sd
+    cal = f"{100 * result.calibration:.2f}"
+    if np.isfinite(sd):
+        cal += rf" $\pm$ {100 * sd:.2f}"
+    ax.text(0.03, 0.97, rf"$d_{{\phi,\mathrm{{CAL}}}}$ = {cal}" "\n"
+            rf"$d_{{\phi,\mathrm{{TOT}}}}$ = {100 * result.total:.2f}",
+            transform=ax.transAxes, va="top", ha="left", fontsize=9)
+
+    finite = upper[np.isfinite(upper)]
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, max(1.0, float(finite.max()) if finite.size else 1.0) * 1.02)
+    ax.set_xlabel("confidence $h(x)$")
+    ax.set_ylabel("accuracy given confidence")
+    ax.legend(loc="lower right", frameon=False, fontsize=8)
+    if title is not None:
+        ax.set_title(title, fontsize=10)
+    return ax

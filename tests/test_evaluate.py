@@ -33,7 +33,7 @@ def test_report_numbers_are_the_library_measures():
     onehot = np.eye(4)[y]
     assert math.isclose(report.scores["brier"], np.mean(((P - onehot) ** 2).sum(axis=1)),
                         rel_tol=1e-12)
-    assert len(report.rows) == 2 * 3 * 2
+    assert len(report.rows) == 2 * 3 * 2 + 1          # + SmoothECE of the confidences
     lookup = {(r["measure"], r["aggregation"], r["n_bins"]): r["value"] for r in report.rows}
     assert lookup["l2-QECE", "classwise", 40] == calnotes.classwise(calnotes.l2_qece, y, P,
                                                                      n_bins=40)
@@ -41,18 +41,22 @@ def test_report_numbers_are_the_library_measures():
                                                                   n_bins=10)
     assert lookup["l1-QECE", "confidence", 10] == calnotes.confidence(calnotes.l1_qece, y, P,
                                                                       n_bins=10)
+    from calnotes.kernel import smooth_ece
+    assert lookup["SmoothECE", "confidence", None] == smooth_ece(P.argmax(axis=1) == y,
+                                                                 P.max(axis=1))
 
 
 def test_calibrated_reference_is_the_mean_over_redrawn_labels():
     """For a calibrated model the reference is E[value]: 600 label redraws, |z| <= 4."""
     rng = np.random.default_rng(1)
     P, y, _ = _calibrated(300, 3, rng)
-    report = calnotes.evaluate(P, labels=y, n_bins=[12])
+    report = calnotes.evaluate(P, labels=y, n_bins=[12], smooth_ece=False)
     draws = []
     for _ in range(600):
         y_new = (P.cumsum(axis=1) > rng.random((300, 1))).argmax(axis=1)
         draws.append([r["value"] for r in calnotes.evaluate(P, labels=y_new, n_bins=[12],
-                                                            references=False).rows])
+                                                            references=False,
+                                                            smooth_ece=False).rows])
     draws = np.array(draws)
     for j, row in enumerate(report.rows):
         assert row["reference_method"] == "exact"
@@ -74,6 +78,8 @@ def test_folded_normal_fallback_is_close_for_large_bins(monkeypatch):
         if e["measure"] == "l2-QECE":
             assert a["reference_method"] == "exact"
             continue
+        if e["measure"] == "SmoothECE":                    # no reference
+            continue
         assert e["reference_method"] == "exact" and a["reference_method"] == "folded-normal"
         if e["binning"] == "width":
             continue  # equal-width bins can be small; compared only where bins are large
@@ -92,7 +98,7 @@ def test_bin_counts_above_n_get_equal_width_rows_only():
                                                                      n_bins=[15, 20, 100])):
         rows = {(r["measure"], r["n_bins"]) for r in report.rows}
         assert {m for measure, m in rows if measure == "ECE"} == {15, 20, 100}
-        assert {m for measure, m in rows if measure != "ECE"} == {15, 20}
+        assert {m for measure, m in rows if measure not in ("ECE", "SmoothECE")} == {15, 20}
         assert any("[100]" in note and "skipped" in note for note in report.notes)
     with pytest.raises(ValueError, match="labels: required"):
         calnotes.evaluate(P)
@@ -135,7 +141,7 @@ def test_cli_evaluate_npz_writes_report_and_refuses_to_overwrite(npz_file, tmp_p
     assert "accuracy" in printed and "l2-QECE" in printed and "calibrated" in printed
     data = json.loads((out / "report.json").read_text())
     assert data["n_samples"] == 500 and data["n_classes"] == 4
-    assert len(data["measures"]) == 12
+    assert len(data["measures"]) == 12 + 1       # + the SmoothECE row
     with open(out / "report.csv", newline="") as fh:
         rows = list(csv.DictReader(fh))
     assert rows[0]["quantity"] == "accuracy"
@@ -146,7 +152,7 @@ def test_cli_evaluate_npz_writes_report_and_refuses_to_overwrite(npz_file, tmp_p
     assert "--force" in capsys.readouterr().err
     assert stamps == {f: (out / f).stat().st_mtime_ns for f in evaluation.REPORT_FILES}
     assert cli.main(["evaluate", str(path), "--out", str(out), "--force", "--bins", "5"]) == 0
-    assert len(json.loads((out / "report.json").read_text())["measures"]) == 6
+    assert len(json.loads((out / "report.json").read_text())["measures"]) == 6 + 1  # SmoothECE
 
 
 def test_cli_evaluate_csv_matches_npz(npz_file, tmp_path, capsys):

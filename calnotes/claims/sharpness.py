@@ -11,6 +11,8 @@ from __future__ import annotations
 import itertools
 import math
 
+import numpy as np
+
 from ._registry import Claim, register
 
 CHAPTER = "book/proper/sharpness_diagrams"
@@ -84,3 +86,146 @@ for _column, _name in (("nll", "NLL"), ("mse", "MSE/Brier")):
                           " (+-0.005 each, x100) and of the printed output (+-0.005)"),
         chapter=CHAPTER,
     ))
+
+
+# ----------------------------------------------------------------------------- Thm 4.9 / C.4
+
+def _accuracy_curve(h):
+    """E[1{Y = c(X)} | h(X) = h] of the consistency experiment: continuous, below h."""
+    return 0.9 * h ** 2 + 0.1 * h
+
+
+#: The population confidence calibration error of the experiment (Brier pair):
+#: int_{1/2}^1 (m(h) - h)^2 2 dh with m(h) = 0.9 h^2 + 0.1 h, i.e. 0.81 * 2 int (h^2 - h)^2 dh
+#: = 1.62 [h^5/5 - h^4/2 + h^3/3]_{1/2}^1 = 1.62 / 60 = 0.027.
+C4_TRUTH = 0.027
+
+
+def consistency_errors(ns, reps: int, rng, coefficient: float = 0.1):
+    """Plug-in (C.3) minus the truth, for ``reps`` samples of each size, ``sigma_n = c n^(-1/5)``.
+
+    The confidence ``h`` is uniform on [1/2, 1] (a density bounded away from 0, Thm C.4), the
+    prediction is ``(1 - h, h)`` (class 1 predicted) and the label is correct with probability
+    ``m(h)``.
+    """
+    from ..sharpness import confidence_calibration_plugin
+
+    out = np.empty((len(ns), reps))
+    for i, n in enumerate(ns):
+        for r in range(reps):
+            h = rng.uniform(0.5, 1.0, size=n)
+            y = (rng.uniform(size=n) < _accuracy_curve(h)).astype(np.int64)
+            P = np.column_stack([1.0 - h, h])
+            out[i, r] = confidence_calibration_plugin(
+                y, P, "brier", bandwidth=coefficient * n ** -0.2) - C4_TRUTH
+    return out
+
+
+def _c4_slope(size: str) -> float:
+    ns = [1000, 3000, 10000, 30000, 100000] + ([] if size == "smoke" else [300000])
+    errors = consistency_errors(ns, 8 if size == "smoke" else 20, np.random.default_rng(49))
+    rmse = np.sqrt(np.mean(errors ** 2, axis=1))
+    return float(np.polyfit(np.log(ns), np.log(rmse), 1)[0])
+
+
+register(Claim(
+    id="004.thmC.4.rate",
+    source="Reassessing calibration (under review), Thm 4.9 / C.4",
+    statement=("The plug-in (C.3) is consistent for sigma_n = 0.1 n^(-1/5) (sigma_n -> 0, n"
+               " sigma_n^2 / log n -> infinity) when h(X) has a density bounded away from 0 and"
+               " E[1{Y = c(X)} | h(X)] is continuous: its root-mean-square error falls with the"
+               " log-log slope the rate analysis predicts (measured: the fitted slope)."),
+    check=_c4_slope, reference=-0.45, tolerance=0.11,
+    tolerance_reason=("rate analysis: the smoothing bias of m_hat is O(sigma^2) = O(n^-2/5) in the"
+                      " interior and, over the O(sigma)-wide boundary strips, O(sigma) per point,"
+                      " again O(sigma^2) in the mean; the sampling error is O(n^-1/2) and the"
+                      " variance term O(1/(n sigma)) = O(n^-4/5); so the slope lies in [-1/2,"
+                      " -2/5]. The fitted slope's Monte Carlo SE (20 replications per size) is"
+                      " about 0.02; the interval widened by 3 SE is -0.45 +- 0.11"),
+    chapter=CHAPTER,
+))
+
+
+# ----------------------------------------------------------------------------- Prop 4.8, App E
+
+def _prop48(size: str) -> float:
+    """min over random populations and confidence values of rho (4.7), Brier exact, log float."""
+    from ..sharpness import pointwise_sharpness_gap
+    from .proper import _family
+
+    worst = math.inf
+    for d in _family(size, 481, positive=True):
+        worst = min(worst, float(min(pointwise_sharpness_gap(d, "brier", exact=True)["rho"])),
+                    float(np.min(pointwise_sharpness_gap(d, "log")["rho"])))
+    return worst
+
+
+register(Claim(
+    id="004.prop4.8",
+    source="Reassessing calibration (under review), Prop. 4.8",
+    statement=("The pointwise sharpness gap rho(p) of (4.7) is nonnegative at every confidence"
+               " value, for the Brier pair (exactly) and the log-loss pair."),
+    check=_prop48, reference=0.0, comparison="ge", tolerance=1e-12,
+    tolerance_reason=("float64 sums of a few hundred terms (the log pair); the Brier pair is"
+                      " exact"),
+    chapter=CHAPTER,
+))
+
+
+def _prop48_condition(size: str) -> float:
+    """Random populations (k >= 3) with rho < 0 somewhere for varphi = 2 x^2 (condition violated)."""
+    from ..scores import SQUARED_NORM
+    from ..sharpness import ConfidencePair, pointwise_sharpness_gap
+    from .proper import _family
+
+    binary_brier = ConfidencePair("binary Brier", SQUARED_NORM, lambda x: 2 * x * x,
+                                  lambda x: 4 * x)
+    count = 0
+    for d in _family(size, 482, min_classes=3):
+        count += min(pointwise_sharpness_gap(d, binary_brier, exact=True)["rho"]) < 0
+    return float(count)
+
+
+register(Claim(
+    id="004.prop4.8.condition_matters",
+    source="Reassessing calibration (under review), Prop. 4.8 (via Lemma 4.6's condition)",
+    statement=("Without Lemma 4.6's condition rho can be negative: with varphi(x) = 2 x^2 (the"
+               " binary Brier score, which violates the condition for k >= 3) random populations"
+               " have confidence values with rho < 0 (measured: how many)."),
+    check=_prop48_condition, reference=1.0, comparison="ge", tolerance=0.0,
+    tolerance_reason="a count of exact comparisons", chapter=CHAPTER,
+))
+
+
+def _grouping(size: str) -> float:
+    """max residual of (E.1) and of 'sharpness gap = grouping (Z = pi) / irreducible +
+    grouping (Z = e_Y)' over random populations: exact for the squared norm, float for KL."""
+    from ..sharpness import grouping_loss_decomposition
+    from .proper import _family
+
+    worst = 0.0
+    for d in _family(size, 483, positive=True):
+        r = grouping_loss_decomposition(d, "squared_norm", exact=True)
+        exact_ok = (r["total"] == r["irreducible"] + r["grouping"] + r["calibration"]
+                    and r["sharpness_gap_truth"] == r["grouping"]
+                    and r["sharpness_gap_labels"] == r["irreducible"] + r["grouping"])
+        if not exact_ok:
+            return math.inf
+        r = grouping_loss_decomposition(d, "neg_entropy")
+        worst = max(worst,
+                    abs(r["total"] - r["irreducible"] - r["grouping"] - r["calibration"]),
+                    abs(r["sharpness_gap_truth"] - r["grouping"]),
+                    abs(r["sharpness_gap_labels"] - r["irreducible"] - r["grouping"]))
+    return float(worst)
+
+
+register(Claim(
+    id="004.appE.grouping_loss",
+    source="Reassessing calibration (under review), App. E, eq. (E.1) (Kull & Flach 2015)",
+    statement=("E d(e_Y, g) = irreducible E d(e_Y, Q) + grouping E d(Q, C) + calibration"
+               " E d(C, g), and the sharpness gap of Lemma 4.1 is the grouping loss (Z = pi) or"
+               " irreducible + grouping (Z = e_Y): exactly for Brier, to rounding for KL."),
+    check=_grouping, reference=0.0, tolerance=1e-12,
+    tolerance_reason="exact Fractions for Brier; float64 sums of a few hundred terms for KL",
+    chapter=CHAPTER,
+))
