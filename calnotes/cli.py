@@ -11,7 +11,7 @@
     Accuracy, proper scores, binned calibration measures with their calibrated references for a
     predictions file (``.npz``, ``.npy`` pair, CSV; pickle only with ``--allow-pickle``); prints
     a table (or, with ``--json``, the report as JSON) and, with ``--out``, writes
-    ``report.json``, ``report.csv`` and ``reliability.png``.  ``--out`` is checked before
+    ``report.json``, ``report.csv``, ``reliability.png`` and ``sharpness.png``.  ``--out`` is checked before
     anything is computed, and the table is printed before the files are written.
 ``calnotes --version``
     The calnotes version.
@@ -171,7 +171,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="bin counts (default: 15 20 100); --bins 15 20 or --bins 15,20;"
                         " counts above n get the equal-width ECE rows only")
     p_eval.add_argument("--out", metavar="DIR", help="write report.json, report.csv and"
-                        " reliability.png into DIR (checked before computing)")
+                        " reliability.png, sharpness.png into DIR (checked before computing)")
     p_eval.add_argument("--force", action="store_true", help="overwrite existing report files")
     p_eval.add_argument("--json", action="store_true",
                         help="print the report as JSON on stdout instead of the table")

@@ -65,7 +65,7 @@ __all__ = ["DEFAULT_BINS", "EvaluationReport", "evaluate", "check_out", "REPORT_
 #: when all three exceed ``n``, ``m = n`` is added.
 DEFAULT_BINS = (15, 20, 100)
 #: Files :meth:`EvaluationReport.write` creates in the output folder.
-REPORT_FILES = ("report.json", "report.csv", "reliability.png")
+REPORT_FILES = ("report.json", "report.csv", "reliability.png", "sharpness.png")
 #: Work budget for an exact l1 reference, in units of columns x bins x (largest bin)^2 (an upper
 #: bound of the Poisson-binomial convolutions' work; 3e9 units took about 1 s on one core).
 EXACT_L1_BUDGET = 3e9
@@ -226,7 +226,8 @@ class EvaluationReport:
         return self.format_table()
 
     def write(self, out, *, force: bool = False, figure: bool = True) -> list[Path]:
-        """Write ``report.json``, ``report.csv`` and ``reliability.png`` into folder ``out``.
+        """Write ``report.json``, ``report.csv``, ``reliability.png`` and ``sharpness.png`` (the
+        calibration-sharpness diagram, Brier pair) into folder ``out``.
 
         Nothing is written if any of the files exists, unless ``force=True``
         (:func:`check_out` runs first).
@@ -243,9 +244,13 @@ class EvaluationReport:
         targets[1].write_text(self.to_csv())
         if figure:
             self._figure().savefig(targets[2], dpi=120)
+            self._sharpness_figure().savefig(targets[3], dpi=120)
         return targets
 
     def _figure(self):
+        raise RuntimeError("this report holds no predictions to plot")  # replaced in evaluate
+
+    def _sharpness_figure(self):
         raise RuntimeError("this report holds no predictions to plot")  # replaced in evaluate
 
 
@@ -510,7 +515,8 @@ def evaluate(predictions, *, labels=None, kind: str | None = None, n_bins=None,
     references : bool, default True
         Compute the calibrated references.
     out : path-like, optional
-        Folder for ``report.json``, ``report.csv`` and ``reliability.png``; checked by
+        Folder for ``report.json``, ``report.csv``, ``reliability.png`` and ``sharpness.png``
+        (the calibration-sharpness diagram of the reassessing paper); checked by
         :func:`check_out` before anything is loaded or computed.
     force : bool, default False
         Overwrite existing report files in ``out``.
@@ -622,6 +628,7 @@ force_logits
                        else None))
     m_fig = min(bins[0], n)
     report._figure = lambda: _reliability_figure(y, P, m_fig, pred.source)
+    report._sharpness_figure = lambda: _sharpness_figure(y, P, pred.source)
     if out is not None:
         try:
             report.write(out, force=force)
@@ -647,6 +654,21 @@ def _smooth_ece_rows(y, P, conf, correct) -> list:
                      "n_bins": None, "value": float(value), "calibrated_reference": None,
                      "reference_method": "none", "bandwidth": float(sigma)})
     return rows
+
+
+def _sharpness_figure(y, P, title):
+    """004's calibration-sharpness diagram (Brier pair, Gaussian kernel, sigma = 0.05), on all
+    the predictions (the binned kernel sums need no subsampling, unlike the paper's App. D)."""
+    from matplotlib.figure import Figure
+
+    from .plotting import calibration_sharpness_diagram
+    from .sharpness import calibration_sharpness
+
+    result = calibration_sharpness(y, P, "brier")
+    fig = Figure(figsize=(5, 4.4), layout="constrained")
+    calibration_sharpness_diagram(result, ax=fig.subplots(),
+                                  title=Path(title).name if title else None)
+    return fig
 
 
 def _reliability_figure(y, P, m, title):

@@ -147,6 +147,7 @@ def test_cli_evaluate_npz_writes_report_and_refuses_to_overwrite(npz_file, tmp_p
     assert rows[0]["quantity"] == "accuracy"
     assert float(rows[0]["value"]) == np.mean(P.argmax(axis=1) == y)
     assert (out / "reliability.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (out / "sharpness.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     stamps = {f: (out / f).stat().st_mtime_ns for f in evaluation.REPORT_FILES}
     assert cli.main(["evaluate", str(path), "--out", str(out)]) == 2
     assert "--force" in capsys.readouterr().err
