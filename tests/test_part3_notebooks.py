@@ -27,3 +27,20 @@ def test_figure_notebook_runs_under_papermill(name, parameters, tmp_path):
     assert len(injected) == 1
     assert not any(o.get("output_type") == "error" for c in nb["cells"]
                    for o in c.get("outputs", []))
+
+
+def test_cs_diagrams_on_a_user_file(tmp_path):
+    """The calibration-sharpness notebook on a user's file (digits suite, logits .npz)."""
+    from calnotes import chapters, save_predictions
+    from calnotes.data import build_suite
+
+    suite = build_suite("digits", families=("mlp_checkpoints",), rng=0,
+                        cache_dir=tmp_path / "cache")
+    path = save_predictions(tmp_path / "mine.npz", suite.labels("test"),
+                            logits=suite.logits("test")[-1])
+    out = chapters.run_chapter("cs_diagrams", {"predictions": str(path)}, tmp_path / "run")
+    nb = json.loads(out.read_text())
+    assert not any(o.get("output_type") == "error" for c in nb["cells"]
+                   for o in c.get("outputs", []))
+    text = "".join("".join(o.get("text", "")) for c in nb["cells"] for o in c.get("outputs", []))
+    assert "mine.npz" in text
