@@ -9,16 +9,14 @@ evaluates the regression at the sample points themselves.  SmoothECE (Blasiok & 
 *Smooth ECE: Principled reliability diagrams via kernel smoothing*) is the kernel-smoothed
 calibration error that 004 reports in Table 1 and compares against in App. G.
 
-Functions
----------
+**Functions.**
 * :func:`nadaraya_watson` -- ``m(t) = sum_i y_i K(t, x_i) / sum_i K(t, x_i)``.
 * :func:`kde` -- ``p(t) = (1/n) sum_i K(t, x_i)``.
 * :func:`smooth_ece` -- ``smECE_sigma = int_0^1 |(1/n) sum_i K_R(t, f_i) (y_i - f_i)| dt``
   with the reflected Gaussian kernel, at a given ``sigma`` or at the fixed point
   ``smECE_sigma* = sigma*``.
 
-Kernels
--------
+**Kernels.**
 ``K_sigma(u) = K(u / sigma) / sigma`` with ``K(u) = exp(-u^2/2) / sqrt(2 pi)`` (``"gaussian"``)
 or ``K(u) = 3 (1 - u^2) / 4`` on ``|u| <= 1`` (``"epanechnikov"``, 004 App. H.2).  Without
 reflection ``K(t, x) = K_sigma(t - x)``: near 0 and 1 part of the kernel's mass falls outside
@@ -32,8 +30,7 @@ the kernel of the heat equation on ``[0, 1]`` with reflecting (Neumann) boundari
 images that can contribute in floating point are summed (in practice one or two on each side);
 for ``x`` at 0 or 1 the two images ``x`` and ``-x`` (or ``2 - x``) coincide and both count.
 
-Methods and their error
------------------------
+**Methods and their error.**
 ``method="exact"`` sums the kernel over all (sample, evaluation point) pairs in blocks of at
 most :data:`BLOCK_ENTRIES` entries (never an ``n x n`` matrix): ``O(n m)`` time for ``m``
 evaluation points, exact up to rounding.  For the Gaussian regression the exponents are shifted
@@ -55,7 +52,7 @@ to the evaluation points.  Its error, derived:
   ``t`` errs by at most ``delta^2/8`` times its second derivative, again ``<= delta^2/8 ||K''||``
   per unit of weight.
 
-So for a sum ``F(t) = sum_i w_i K(t, x_i)`` (the density has ``w_i = 1/n``),
+So for a sum ``F(t) = sum_i w_i K(t, x_i)`` (the density has ``w_i = 1/n``)::
 
     |F_binned(t) - F(t)| <= (delta^2 / 4) ||d^2K/dt^2||_inf sum_i |w_i|,
 
