@@ -20,7 +20,8 @@ from .scores import (BRIER, LOG, NEG_ENTROPY, PROPER_LOSSES, SPHERICAL, SQUARED_
                      score_decomposition, spherical_loss, zero_one_loss, pool_by_prediction)
 from .plotting import reliability_diagram, reliability_panels
 from .expectation import (SimulationResult, expected_binned_ece, expected_qece,
-                          expected_unbinned_ece, folded_normal_l1_approximation,
+                          expected_unbinned_ece, folded_normal_ece_bias,
+                          folded_normal_l1_approximation,
                           poisson_binomial_pmf, simulate_qece)
 from .decisions import (DEFAULT_LOSSES, DecisionProblem, Dominance, calibrated_expected_qece,
                         dominates, garble, garbling_population, iid_expectation,
@@ -59,7 +60,8 @@ __all__ = [
     "score_decomposition", "spherical_loss", "zero_one_loss", "pool_by_prediction",
     "reliability_diagram", "reliability_panels",
     "SimulationResult", "expected_binned_ece", "expected_qece", "expected_unbinned_ece",
-    "folded_normal_l1_approximation", "poisson_binomial_pmf", "simulate_qece",
+    "folded_normal_ece_bias", "folded_normal_l1_approximation", "poisson_binomial_pmf",
+    "simulate_qece",
     "DEFAULT_LOSSES", "DecisionProblem", "Dominance", "calibrated_expected_qece", "dominates",
     "garble", "garbling_population", "iid_expectation", "random_decision_problem",
     "simplex_grid",

@@ -50,6 +50,7 @@ __all__ = [
     "expected_binned_ece",
     "expected_unbinned_ece",
     "folded_normal_l1_approximation",
+    "folded_normal_ece_bias",
     "poisson_binomial_pmf",
     "simulate_qece",
     "SimulationResult",
@@ -576,8 +577,6 @@ def folded_normal_l1_approximation(y_prob, true_prob, n_bins: int, *,
     >>> bool(abs(approx / exact - 1) < 0.01)
     True
     """
-    from scipy.stats import norm
-
     P, T, top = _check_inputs(y_prob, true_prob, aggregation)
     X, Q = _columns(P, T, top, aggregation)
     ties = check_ties(ties)
@@ -588,13 +587,89 @@ def folded_normal_l1_approximation(y_prob, true_prob, n_bins: int, *,
         _, mu, var = _width_bin_sums(X, m, X - Q, Q * (1.0 - Q))
     else:
         raise ValueError(f"binning: expected 'mass' or 'width', got {binning!r}")
-    sigma = np.sqrt(var)
+    folded = _folded_normal_mean(mu, np.sqrt(var))
+    return float((folded.sum(axis=1) / X.shape[0]).mean())
+
+
+def _folded_normal_mean(mu, sigma):
+    """``E|Z|`` for ``Z ~ N(mu, sigma^2)``: ``sigma sqrt(2/pi) e^{-mu^2/(2 sigma^2)} + mu (1 -
+    2 Phi(-mu/sigma))``, and ``|mu|`` where ``sigma = 0``."""
+    from scipy.stats import norm
+
+    mu, sigma = np.asarray(mu, dtype=np.float64), np.asarray(sigma, dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         z = mu / sigma
         folded = (sigma * np.sqrt(2.0 / np.pi) * np.exp(-0.5 * z ** 2)
                   + mu * (1.0 - 2.0 * norm.cdf(-z)))
-    folded = np.where(sigma > 0, folded, np.abs(mu))
-    return float((folded.sum(axis=1) / X.shape[0]).mean())
+    return np.where(sigma > 0, folded, np.abs(mu))
+
+
+def folded_normal_ece_bias(bin_prob, conf_mean, conf_var, accuracy, n):
+    r"""003 Prop 3.3: the folded-normal approximation :math:`\mu_{(n)}` of the expected binned ECE.
+
+    With bin probabilities :math:`p_i`, mean confidences :math:`\mathrm{conf}_i`, confidence
+    variances :math:`V_i^{\mathrm{conf}}` and accuracies :math:`\mathrm{acc}_i` of the population
+    (eqs. (22)-(24)), a test set of size ``n`` puts :math:`n_i = n p_i` samples in bin ``i``, and
+    :math:`\hat{\mathrm{acc}}_i - \hat{\mathrm{conf}}_i` is treated as
+    :math:`N(\mu_i, \sigma_i^2)` with :math:`\mu_i = \mathrm{conf}_i - \mathrm{acc}_i` and
+    :math:`\sigma_i^2 = (V_i^{\mathrm{conf}} + \mathrm{acc}_i(1 - \mathrm{acc}_i))/n_i`, so
+
+    .. math::
+        \mathbb E\,\widehat{\mathrm{ECE}}_{(n)} \approx \mu_{(n)} = \sum_i p_i\,
+        \mathbb E\lvert N(\mu_i, \sigma_i^2)\rvert \ \ge\ \sum_i p_i \lvert\mu_i\rvert = \mathrm{ECE}.
+
+    Unlike :func:`folded_normal_l1_approximation` (Part II: the predictions fixed, only the
+    labels random), the confidences are random here too (the :math:`V^{\mathrm{conf}}` term), as
+    in the paper's setting of a fresh test set.
+
+    Parameters
+    ----------
+    bin_prob, conf_mean, conf_var, accuracy : array_like, shape (m,)
+        Per-bin population quantities; ``bin_prob`` sums to one (bins of probability 0 are
+        skipped).
+    n : float or array_like
+        Test-set size(s); a real number (the derivatives of Prop 3.3 treat ``n`` as continuous).
+
+    Returns
+    -------
+    float or numpy.ndarray
+        :math:`\mu_{(n)}` for each ``n``.
+
+    Examples
+    --------
+    A calibrated population (``mu_i = 0``): the approximation is ``sum_i p_i sigma_i
+    sqrt(2/pi)``, decreasing like ``n^{-1/2}``:
+
+    >>> b = [0.5, 0.5]; c = [0.6, 0.9]; v = [0.001, 0.001]
+    >>> round(float(folded_normal_ece_bias(b, c, v, c, 100)), 6)
+    0.044717
+    >>> round(float(folded_normal_ece_bias(b, c, v, c, 400)), 6)
+    0.022358
+    """
+    arrays = []
+    for name, value in (("bin_prob", bin_prob), ("conf_mean", conf_mean), ("conf_var", conf_var),
+                        ("accuracy", accuracy)):
+        a = np.asarray(value, dtype=np.float64)
+        if a.ndim != 1 or a.size == 0 or not np.all(np.isfinite(a)):
+            raise ValueError(f"{name}: expected a non-empty 1-d array of finite numbers")
+        arrays.append(a)
+    p, conf, vconf, acc = arrays
+    if not p.size == conf.size == vconf.size == acc.size:
+        raise ValueError("bin_prob, conf_mean, conf_var, accuracy: lengths differ"
+                         f" ({p.size}, {conf.size}, {vconf.size}, {acc.size})")
+    if np.any(p < 0) or abs(p.sum() - 1.0) > 1e-9:
+        raise ValueError("bin_prob: expected non-negative bin probabilities summing to one")
+    if np.any(vconf < 0) or np.any((acc < 0) | (acc > 1)):
+        raise ValueError("conf_var, accuracy: expected variances >= 0 and accuracies in [0, 1]")
+    n_arr = np.asarray(n, dtype=np.float64)
+    if not np.all(np.isfinite(n_arr)) or np.any(n_arr <= 0):
+        raise ValueError(f"n: expected positive test-set sizes, got {n!r}")
+    keep = p > 0
+    p, conf, vconf, acc = p[keep], conf[keep], vconf[keep], acc[keep]
+    ni = n_arr[..., None] * p
+    sigma = np.sqrt((vconf + acc * (1.0 - acc)) / ni)
+    out = (p * _folded_normal_mean(conf - acc, sigma)).sum(axis=-1)
+    return float(out) if np.ndim(out) == 0 else out
 
 
 # --------------------------------------------------------------------------- Monte Carlo

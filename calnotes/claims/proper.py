@@ -655,3 +655,124 @@ register(Claim(
                " likely outcome, and does not increase sharpness (violations, exact)."),
     check=_app_e1, reference=0.0, tolerance=0.0, tolerance_reason=_COUNT, chapter=CHAPTER,
 ))
+
+
+# ----------------------------------------------------------------------------- Prop 3.3
+
+def _random_bins(rng, m: int = 15):
+    """A random population of bin statistics for the equal-width bins of the confidence."""
+    p = rng.dirichlet(np.ones(m))
+    lo = np.arange(m) / m
+    conf = lo + rng.uniform(0.1, 0.9, size=m) / m
+    vconf = rng.uniform(0, 1, size=m) * (1 / m) ** 2 / 12        # at most a uniform bin's
+    acc = np.clip(conf + rng.normal(0, 0.08, size=m), 0.0, 1.0)
+    return p, conf, vconf, acc
+
+
+def _prop33_derivatives(size: str) -> dict:
+    """Smallest normalised -dmu/dn, d2mu/dn2 and d2mu/(dn dmu_j^2) over random bin populations
+    and n in [50, 10^5], by central finite differences of the closed form (22)."""
+    from ..expectation import folded_normal_ece_bias as mu
+
+    rng = np.random.default_rng(333)
+    worst = {"slope": math.inf, "convex": math.inf, "cross": math.inf}
+    for _ in range(20 if size == "smoke" else 200):
+        p, conf, vconf, acc = _random_bins(rng)
+        for n in np.geomspace(50, 1e5, 8):
+            h = 1e-3 * n
+            f0, fp, fm = mu(p, conf, vconf, acc, [n, n + h, n - h])
+            worst["slope"] = min(worst["slope"], -(fp - fm) / (2 * h) * n / f0)
+            worst["convex"] = min(worst["convex"], (fp - 2 * f0 + fm) / h ** 2 * n ** 2 / f0)
+            j = int(rng.integers(len(p)))
+            gap = conf[j] - acc[j]
+            if abs(gap) < 1e-3:
+                continue
+            ni = n * p[j]
+            sigma_j = math.sqrt((vconf[j] + acc[j] * (1 - acc[j])) / ni)
+            if math.exp(-gap ** 2 / (2 * sigma_j ** 2)) < 1e-2:
+                continue                             # bin j no longer moves the slope
+            wider = conf.copy()                      # mu_j = conf_j - acc_j up by 10 %, sigma_j
+            wider[j] = acc[j] + gap * 1.1            # fixed (it depends on V_conf and acc only)
+            dp = mu(p, wider, vconf, acc, [n + h, n - h])
+            slope_wider = (dp[0] - dp[1]) / (2 * h)
+            slope = (fp - fm) / (2 * h)
+            # the slope (negative) moves towards 0 as |mu_j| grows
+            worst["cross"] = min(worst["cross"], (slope_wider - slope) / abs(slope))
+    return worst
+
+
+_FD = ("central finite differences of the closed form with step n/1000: truncation"
+       " O(1e-6) relative, rounding below 1e-9 relative; a sign is what is checked")
+
+for _key, _what in (("slope", "mu_(n) decreases in n: min over random bin populations of"
+                              " -n (d mu/dn) / mu"),
+                    ("convex", "mu_(n) is strictly convex in n: min of n^2 (d2 mu/dn2) / mu")):
+    register(Claim(
+        id=f"003.prop3.3.{'monotone' if _key == 'slope' else 'convex'}",
+        source="Gruber & Buettner (2022), Prop 3.3 (App. D.5, eqs. (31)-(32))",
+        statement=f"The folded-normal approximation {_what}.",
+        check=lambda size, k=_key: _prop33_derivatives(size)[k],
+        reference=0.0, comparison="ge", tolerance=0.0, tolerance_reason=_FD, chapter=CHAPTER,
+    ))
+
+register(Claim(
+    id="003.prop3.3.cross",
+    source="Gruber & Buettner (2022), Prop 3.3 (App. D.5, eqs. (33)-(34))",
+    statement=("d2 mu_(n) / (dn dECE) > 0: the worse a bin's calibration, the less the expected"
+               " estimate depends on n (measured: the change of d mu/dn when one bin's |mu_j|"
+               " grows by 10 % with sigma_j fixed, relative to |d mu/dn|, minimised over random"
+               " populations and the bins whose factor exp(-mu_j^2 / 2 sigma_j^2) is at least"
+               " 0.01, i.e. that still move the slope)."),
+    check=lambda size: _prop33_derivatives(size)["cross"],
+    reference=0.0, comparison="ge", tolerance=0.0, tolerance_reason=_FD, chapter=CHAPTER,
+))
+
+
+def _prop33_approximation(size: str) -> float:
+    """max over n of |simulated E[ECE_hat] - mu_(n)| / SE on the App. G.1 simulator."""
+    from ..data import sample_categorical, simulate_logistic_normal
+    from ..expectation import folded_normal_ece_bias
+    from ..measures import binned_ece, confidence
+
+    rng = np.random.default_rng(3303)
+    k, n_pool, m = 10, 200000, 15
+    pool = simulate_logistic_normal(n_pool, k, temperatures=(0.5,), rng=rng)
+    P = pool.probs(0.5)                                  # over-confident, same argmax
+    conf, C = P.max(axis=1), P.argmax(axis=1)
+    hit = pool.true_prob[np.arange(n_pool), C]           # P(Y = C | X), exactly
+    b = np.clip(np.ceil(conf * m).astype(int) - 1, 0, m - 1)
+    count = np.bincount(b, minlength=m)
+    p = count / n_pool
+    safe = np.maximum(count, 1)
+    cm = np.bincount(b, conf, m) / safe
+    vc = np.bincount(b, conf ** 2, m) / safe - cm ** 2
+    acc = np.bincount(b, hit, m) / safe
+    reps = 60 if size == "smoke" else 400
+    worst = 0.0
+    for n in (2000, 10000):
+        values = []
+        for _ in range(reps):
+            idx = rng.integers(n_pool, size=n)
+            y = sample_categorical(pool.true_prob[idx], rng=rng)
+            values.append(confidence(binned_ece, y, P[idx], n_bins=m))
+        values = np.array(values)
+        se = values.std(ddof=1) / math.sqrt(reps)
+        predicted = folded_normal_ece_bias(p, cm, np.maximum(vc, 0.0), acc, n)
+        worst = max(worst, abs(values.mean() - predicted) / max(se, 1e-12))
+    return worst
+
+
+register(Claim(
+    id="003.prop3.3.approximation",
+    source="Gruber & Buettner (2022), Prop 3.3 (App. D.5, eqs. (22)-(30))",
+    statement=("E[ECE_hat_(n)] ~ mu_(n): on the App. G.1 simulator (10 classes, temperature 0.5,"
+               " 15 equal-width bins) the mean binned ECE of test sets of 2,000 and 10,000 agrees"
+               " with the folded-normal prediction (measured: the largest |difference| in"
+               " standard errors of the simulated mean)."),
+    check=_prop33_approximation, reference=0.0, tolerance=4.0,
+    tolerance_reason=("4 standard errors of the Monte Carlo mean (two sizes, so a 4-SE"
+                      " disagreement has probability below 1e-4 if the approximation were exact);"
+                      " the neglected terms (random n_i, the dependence in step (i) of eq. (26))"
+                      " are O(1/n) relative and below the SE at these sizes"),
+    chapter=CHAPTER,
+))
