@@ -776,3 +776,119 @@ register(Claim(
                       " are O(1/n) relative and below the SE at these sizes"),
     chapter=CHAPTER,
 ))
+
+
+# ----------------------------------------------------------------------------- App. F
+
+def _laplacian_gram(F: np.ndarray, bandwidth: float = 1.0) -> np.ndarray:
+    diff = F[:, None, :] - F[None, :, :]
+    return np.exp(-np.sqrt((diff * diff).sum(axis=-1)) / bandwidth)
+
+
+def _u_score_expectation(d, P: np.ndarray) -> float:
+    """E S(P(X1), P(X2), Y1, Y2) for X1, X2 iid atoms and Y_i ~ truth(X_i), by enumerating the
+    labels: sum_{a,b} w_a w_b sum_{y,y'} q_a(y) q_b(y') kappa(P_a, P_b) (P_a - e_y).(P_b - e_y')."""
+    w, Q = d.weights, d.truth
+    k = Q.shape[1]
+    K = _laplacian_gram(P)
+    E = np.eye(k)
+    total = 0.0
+    for y1 in range(k):
+        for y2 in range(k):
+            A = w * Q[:, y1]
+            B = w * Q[:, y2]
+            total += float(A @ (K * ((P - E[y1]) @ (P - E[y2]).T)) @ B)
+    return total
+
+
+def _app_f(size: str) -> dict:
+    out = {"calibration_term": 0.0, "proper": math.inf, "not_strict": 0.0, "sharpness": 0.0}
+    count = 0
+    for d in _family(size, 340):
+        skce = pop.skce(d)                                   # population SKCE of f
+        s = _u_score_expectation(d, d.prediction)            # E S(f, f, Y, Y'), g_S = 0
+        out["calibration_term"] = max(out["calibration_term"], abs(s - skce))
+        out["proper"] = min(out["proper"], s)
+        r = d.recalibrated()                                 # calibrated, != truth in general
+        if not np.allclose(r.prediction, d.truth):
+            count += 1
+            out["not_strict"] += _u_score_expectation(r, r.prediction) <= 1e-15
+        marg = np.tile(d.label_marginal(), (d.n_atoms, 1))   # sharpness term: P = P_Y
+        out["sharpness"] = max(out["sharpness"], abs(_u_score_expectation(
+            pop.FiniteDistribution(d.weights, pop.conditional_expectation(d), marg), marg)))
+    out["not_strict"] = count - out["not_strict"]            # failures to be 0
+    return out
+
+
+register(Claim(
+    id="003.appF.calibration_term",
+    source="Gruber & Buettner (2022), App. F, eqs. (52)-(55)",
+    statement=("The U-score S(P1, P2, y1, y2) = (P1 - e_y1)^T k(P1, P2) (P2 - e_y2) has entropy"
+               " g_S = 0 and its expected score E S(f(X1), f(X2), Y1, Y2) is the SKCE of f"
+               " (Laplacian kernel; labels enumerated, measured: the largest difference)."),
+    check=lambda size: _app_f(size)["calibration_term"], reference=0.0, tolerance=1e-12,
+    tolerance_reason=_FLOAT, chapter=CHAPTER,
+))
+register(Claim(
+    id="003.appF.proper",
+    source="Gruber & Buettner (2022), App. F, Def F.3 and eq. (55)",
+    statement=("The SKCE U-score is proper: its expected U-divergence is >= 0 = g_S (measured:"
+               " the smallest expected score over random distributions)."),
+    check=lambda size: _app_f(size)["proper"], reference=0.0, comparison="ge", tolerance=1e-15,
+    tolerance_reason=("a quadratic form of a positive definite Gram matrix: >= 0 up to float64"
+                      " rounding of terms of size <= 4 (1e-15)"),
+    chapter=CHAPTER,
+))
+register(Claim(
+    id="003.appF.not_strictly_proper",
+    source="Gruber & Buettner (2022), App. F (after eq. (55))",
+    statement=("... but not strictly proper: the recalibrated predictor E[Y | f(X)] differs from"
+               " P(Y | X) yet has expected U-divergence 0 (measured: distributions where it does"
+               " not)."),
+    check=lambda size: _app_f(size)["not_strict"], reference=0.0, tolerance=0.0,
+    tolerance_reason=_COUNT + "; zero means below 1e-15 (rounding)", chapter=CHAPTER,
+))
+register(Claim(
+    id="003.appF.no_sharpness",
+    source="Gruber & Buettner (2022), App. F (after eq. (55))",
+    statement=("E d_S(P_Y, P_Y, P_{Y|f(X)}, P_{Y|f(X')}) = 0: the SKCE's score measures"
+               " calibration only and ignores sharpness (measured: the largest value)."),
+    check=lambda size: _app_f(size)["sharpness"], reference=0.0, tolerance=1e-15,
+    tolerance_reason="float64 rounding of a quadratic form that is exactly 0", chapter=CHAPTER,
+))
+
+
+def _u_statistic_unbiased(size: str) -> float:
+    """max over estimators of |mean of skce_unbiased over draws - population SKCE| / SE."""
+    from ..data import sample_categorical
+    from ..skce import skce_unbiased
+
+    rng = np.random.default_rng(341)
+    d = pop.random_finite_distribution(rng, n_atoms=8, n_classes=3)
+    target = pop.skce(d)
+    reps = 200 if size == "smoke" else 2000
+    n = 40
+    worst = 0.0
+    for estimator in ("quadratic", "linear"):
+        vals = []
+        for _ in range(reps):
+            idx = rng.choice(d.n_atoms, size=n, p=d.weights)
+            y = sample_categorical(d.truth[idx], rng=rng)
+            vals.append(skce_unbiased(y, d.prediction[idx], estimator=estimator))
+        vals = np.array(vals)
+        worst = max(worst, abs(vals.mean() - target) / (vals.std(ddof=1) / math.sqrt(reps)))
+    return worst
+
+
+register(Claim(
+    id="003.appF.u_statistic",
+    source="Gruber & Buettner (2022), App. F.1-F.2; Widmann et al. (2019)",
+    statement=("The U-statistic of the SKCE U-score (all pairs, and the linear block version) is"
+               " an unbiased estimator of the SKCE: on a random finite distribution the mean over"
+               " test sets of 40 samples matches the exact population value (measured: the"
+               " largest |difference| in standard errors)."),
+    check=_u_statistic_unbiased, reference=0.0, tolerance=4.0,
+    tolerance_reason=("4 standard errors of a Monte Carlo mean (two estimators: a false alarm"
+                      " has probability below 1.3e-4); no approximation is involved"),
+    chapter=CHAPTER,
+))
