@@ -10,6 +10,7 @@ evaluates the regression at the sample points themselves.  SmoothECE (Blasiok & 
 calibration error that 004 reports in Table 1 and compares against in App. G.
 
 **Functions.**
+
 * :func:`nadaraya_watson` -- ``m(t) = sum_i y_i K(t, x_i) / sum_i K(t, x_i)``.
 * :func:`kde` -- ``p(t) = (1/n) sum_i K(t, x_i)``.
 * :func:`smooth_ece` -- ``smECE_sigma = int_0^1 |(1/n) sum_i K_R(t, f_i) (y_i - f_i)| dt``
@@ -17,6 +18,7 @@ calibration error that 004 reports in Table 1 and compares against in App. G.
   ``smECE_sigma* = sigma*``.
 
 **Kernels.**
+
 ``K_sigma(u) = K(u / sigma) / sigma`` with ``K(u) = exp(-u^2/2) / sqrt(2 pi)`` (``"gaussian"``)
 or ``K(u) = 3 (1 - u^2) / 4`` on ``|u| <= 1`` (``"epanechnikov"``, 004 App. H.2).  Without
 reflection ``K(t, x) = K_sigma(t - x)``: near 0 and 1 part of the kernel's mass falls outside
@@ -31,6 +33,7 @@ images that can contribute in floating point are summed (in practice one or two 
 for ``x`` at 0 or 1 the two images ``x`` and ``-x`` (or ``2 - x``) coincide and both count.
 
 **Methods and their error.**
+
 ``method="exact"`` sums the kernel over all (sample, evaluation point) pairs in blocks of at
 most :data:`BLOCK_ENTRIES` entries (never an ``n x n`` matrix): ``O(n m)`` time for ``m``
 evaluation points, exact up to rounding.  For the Gaussian regression the exponents are shifted

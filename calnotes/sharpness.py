@@ -23,6 +23,7 @@ Any other pair can be built with :class:`ConfidencePair` (used here to show that
 condition matters for Prop 4.8).
 
 **Functions.**
+
 * :func:`confidence_calibration_plugin` -- the estimator (C.3) of Thm C.4.
 * :func:`calibration_sharpness` -- every ingredient of the diagram (App. D), optionally
   averaged over random subsamples; drawn by :func:`calnotes.plotting.calibration_sharpness_diagram`.
@@ -33,6 +34,7 @@ condition matters for Prop 4.8).
   relation to the sharpness gap of Lemma 4.1.
 
 **What the sample band estimates.**
+
 (4.7) conditions ``d_phi(pi_{Y|X}, g(X))``, which needs the unknown ``pi_{Y|X}``.  App. D
 replaces each sample by ``d_phi(e_{y_i}, g(x_i))`` and smooths that on ``h``.  For a Bregman
 divergence, ``d_phi(e_Y, g) - d_phi(pi, g) = phi(e_Y) - phi(pi) - grad phi(g)^T (e_Y - pi)``,
