@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._validate import check_labels, check_n_bins, check_probabilities
-from .binning import equal_mass_bins, equal_width_bins
+from .binning import equal_width_bins
 from .scores import divergence, get_loss
 
 __all__ = ["binned_ce", "debiased_l2_ce"]
@@ -36,11 +36,20 @@ def _problem(y_true, y_prob):
 
 
 def _bins(conf: np.ndarray, n_bins: int, binning: str) -> np.ndarray:
+    """Bin numbers; equal-mass bins keep tied confidences together (each run of equal values
+    goes to the bin of its first member in sorted order), so no result depends on row order."""
     if binning == "width":
         return equal_width_bins(conf, n_bins)
-    if binning == "mass":
-        return equal_mass_bins(conf, n_bins)
-    raise ValueError(f"binning: expected 'width' or 'mass', got {binning!r}")
+    if binning != "mass":
+        raise ValueError(f"binning: expected 'width' or 'mass', got {binning!r}")
+    order = np.argsort(conf, kind="stable")
+    sorted_conf = conf[order]
+    by_position = np.arange(conf.size) * n_bins // conf.size       # eq. (1) on sorted rows
+    first = np.flatnonzero(np.r_[True, sorted_conf[1:] != sorted_conf[:-1]])
+    run = np.cumsum(np.r_[True, sorted_conf[1:] != sorted_conf[:-1]]) - 1
+    b = np.empty(conf.size, dtype=np.intp)
+    b[order] = by_position[first[run]]
+    return b
 
 
 def binned_ce(y_true, y_prob, loss="brier", *, n_bins: int = 15, binning: str = "width",
@@ -71,8 +80,8 @@ def binned_ce(y_true, y_prob, loss="brier", *, n_bins: int = 15, binning: str = 
         A proper loss of :mod:`calnotes.scores`.
     n_bins : int, default 15
     binning : {"width", "mass"}
-        Equal-width bins of the confidence or equal-mass bins
-        (:func:`calnotes.equal_mass_bins`, eq. (1) of the truthfulness paper).
+        Equal-width bins of the confidence or equal-mass bins (eq. (1) of the truthfulness
+        paper, with tied confidences kept in one bin so that the row order does not matter).
     on : {"class_and_confidence", "confidence"}
 
     Returns
@@ -138,6 +147,7 @@ def debiased_l2_ce(y_true, y_prob, *, n_bins: int = 15, binning: str = "mass") -
     y_prob : array_like, shape (n, k) or (n,)
     n_bins : int, default 15
     binning : {"mass", "width"}, default "mass"
+        Equal-mass bins keep tied confidences together (row-order invariant).
 
     Returns
     -------

@@ -91,3 +91,16 @@ def test_bad_arguments():
         debiased_l2_ce(y, P, n_bins=5)                  # more bins than samples
     with pytest.raises(ValueError, match="y_prob"):
         binned_ce(y, np.array([[0.2, 0.9], [0.6, 0.4]]))
+
+
+def test_row_order_does_not_matter_with_ties():
+    rng = np.random.default_rng(5)
+    p = np.round(rng.uniform(0.5, 1.0, size=600), 1)               # heavy ties
+    y = (rng.uniform(size=600) < p).astype(int)
+    P = np.column_stack([1 - p, p])
+    by_label = np.argsort(y, kind="stable")
+    shuffled = rng.permutation(600)
+    for fn in (lambda a, b: debiased_l2_ce(a, b, n_bins=10),
+               lambda a, b: binned_ce(a, b, binning="mass", n_bins=10)):
+        assert math.isclose(fn(y[by_label], P[by_label]), fn(y[shuffled], P[shuffled]),
+                            rel_tol=1e-12, abs_tol=1e-15)
