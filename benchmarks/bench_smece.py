@@ -35,7 +35,10 @@ from calnotes.kernel import smooth_ece  # noqa: E402
 def problem(n: int, seed: int = 0):
     rng = np.random.default_rng(seed)
     f = rng.beta(2, 2, size=n)
-    y = (rng.random(n) < f ** 1.3).astype(np.int64)          # mildly over-confident
+    # E[y | f] = f + 0.1 sin(2 pi f), in [0, 1]: under-confident below 1/2, over-confident
+    # above, so the smoothed residual changes sign.  (A one-signed residual, e.g. E[y | f] =
+    # f^1.3, would make every smECE_sigma equal |mean(y - f)| and hide the kernel's work.)
+    y = (rng.random(n) < f + 0.1 * np.sin(2 * np.pi * f)).astype(np.int64)
     return y, f
 
 

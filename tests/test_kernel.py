@@ -150,20 +150,65 @@ def test_perfectly_calibrated_sample_has_small_smooth_ece():
     assert smooth_ece(y, f) < 0.05
 
 
+def test_one_signed_residual_has_the_closed_form_for_every_sigma():
+    """If y_i - f_i <= 0 for all i, F(t) <= 0 on [0, 1] and, the reflected kernel integrating
+    to one in t, smECE_sigma = |int F| = mean(f - y) exactly, for every sigma."""
+    rng = np.random.default_rng(5)
+    f = rng.uniform(size=3000)
+    for y, expected in ((np.zeros(f.size, int), f.mean()), (np.ones(f.size, int), (1 - f).mean())):
+        for sigma in (1e-4, 0.003, 0.05, 0.4, 1.0):
+            # binning keeps the total weight, the FFT keeps mode 0 and the trapezoid sum of a
+            # cosine series on the nodes is its mode 0: equal up to rounding (1e-12 relative)
+            assert smooth_ece(y, f, bandwidth=sigma) == pytest.approx(expected, rel=1e-12)
+        value, sigma = smooth_ece(y, f, return_bandwidth=True)
+        assert value == pytest.approx(expected, rel=1e-12)
+        assert sigma - 2.0 ** -20 < value <= sigma                  # the fixed point bracket
+
+
+def test_zero_when_predictions_equal_labels_and_small_in_the_limit():
+    y = np.array([0, 1, 1, 0, 1])
+    value, sigma = smooth_ece(y, y.astype(float), return_bandwidth=True)
+    assert value == 0.0 and sigma == 1e-4                  # residuals 0: the bandwidth floor
+    assert smooth_ece(y, y.astype(float), bandwidth=0.05) == 0.0
+    for eps in (1e-1, 1e-3, 1e-6):
+        f = np.where(y == 1, 1 - eps, eps)
+        # int |F| <= (1/n) sum_i |y_i - f_i| int K_R(t, f_i) dt = mean|y - f| (triangle
+        # inequality; it holds for the binned sums too: binning, the positive discrete kernel
+        # with unit trapezoid mass and the |.| of a linear interpolant each keep it), up to
+        # rounding (1e-12 relative).  mean|y - f| is eps up to the rounding of 1 - eps.
+        bound = np.mean(np.abs(y - f)) * (1 + 1e-12)
+        assert bound == pytest.approx(eps, rel=1e-9)
+        for sigma in (1e-3, 0.05, 1.0):
+            assert 0.0 <= smooth_ece(y, f, bandwidth=sigma) <= bound
+        assert smooth_ece(y, f) <= bound
+
+
 def test_bad_input_is_named():
+    for bad in (0.0, -0.1, 1.5, math.nan, math.inf, True, "0.1"):
+        with pytest.raises(ValueError, match="bandwidth"):
+            kde([0.2, 0.4], bandwidth=bad)
     with pytest.raises(ValueError, match="bandwidth"):
-        kde([0.2, 0.4], bandwidth=0.0)
+        smooth_ece([0, 1], [0.2, 0.3], bandwidth=1e-5)          # below the resolved floor
     with pytest.raises(ValueError, match="kernel"):
         kde([0.2, 0.4], kernel="box")
     with pytest.raises(ValueError, match="method"):
         kde([0.2, 0.4], method="fft")
-    with pytest.raises(ValueError):
-        kde([0.2, 1.4])
-    with pytest.raises(ValueError):
-        nadaraya_watson([0.2, 0.4], [1.0])
-    with pytest.raises(ValueError):
-        nadaraya_watson([0.2, 0.4], [1.0, np.nan])
+    with pytest.raises(ValueError, match="reflect"):
+        nadaraya_watson([0.2, 0.4], [1.0, 0.0], reflect="yes")
+    for x in ([0.2, 1.4], [0.2, -0.1], [0.2, math.nan], [], [[0.2, 0.3]]):
+        with pytest.raises(ValueError, match="x"):
+            kde(x)
+    for grid in ([0.5, 1.5], [math.nan], []):
+        with pytest.raises(ValueError, match="grid"):
+            kde([0.2, 0.4], grid)
+    for y in ([1.0], [1.0, math.nan], [[1.0, 0.0]]):
+        with pytest.raises(ValueError, match="y"):
+            nadaraya_watson([0.2, 0.4], y)
     with pytest.raises(ValueError, match="y_prob"):
         smooth_ece([0, 1], [0.2, math.nan])
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="y_prob"):
+        smooth_ece([], [])
+    with pytest.raises(ValueError, match="y_true"):
         smooth_ece([0, 2], [0.2, 0.3])
+    with pytest.raises(ValueError, match="y_true"):
+        smooth_ece([0, 1, 1], [0.2, 0.3])
