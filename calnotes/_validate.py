@@ -56,6 +56,7 @@ __all__ = [
     "check_logits",
     "check_n_bins",
     "check_pair",
+    "check_pair_matrix",
     "check_rng",
 ]
 
@@ -541,6 +542,21 @@ def check_pair(y_true, y_prob, *, allow_2d: bool = True, allow_1d: bool = True):
     k = 2 if prob.ndim == 1 else prob.shape[1]
     y = check_labels(y_true, n_classes=k, n_samples=prob.shape[0])
     return y, prob
+
+
+def check_pair_matrix(y_true, y_prob):
+    """:func:`check_pair`, with binary predictions ``(n,)`` read as the matrix ``[1 - p, p]``.
+
+    Examples
+    --------
+    >>> y, P = check_pair_matrix([1, 0], [0.9, 0.2])
+    >>> P.tolist()
+    [[0.09999999999999998, 0.9], [0.8, 0.2]]
+    """
+    y, P = check_pair(y_true, y_prob)
+    if P.ndim == 1:
+        P = np.column_stack([1.0 - P, P])
+    return y, P
 
 
 def check_logits(logits, name: str = "X") -> np.ndarray:

@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 
-from ._validate import check_labels, check_n_bins, check_probabilities
+from ._validate import check_n_bins, check_pair_matrix, check_probabilities
 from .binning import equal_width_bins
 from .scores import divergence, entropy, get_loss
 
@@ -31,15 +31,6 @@ __all__ = ["binned_ce", "debiased_l2_ce", "calibration_upper_bound", "recalibrat
            "IMPROVEMENT_ESTIMATORS"]
 
 _ON = ("confidence", "class_and_confidence", "classwise")
-
-
-def _problem(y_true, y_prob):
-    P = check_probabilities(y_prob, name="y_prob")
-    if P.ndim == 1:
-        P = np.column_stack([1.0 - P, P])
-    n, k = P.shape
-    y = check_labels(y_true, n_classes=k, n_samples=n)
-    return y, P
 
 
 def _bins(conf: np.ndarray, n_bins: int, binning: str) -> np.ndarray:
@@ -137,7 +128,7 @@ def binned_ce(y_true, y_prob, loss="brier", *, n_bins: int = 15, binning: str = 
     >>> bool(binned_ce(y, P, on="classwise") < 0.01)
     True
     """
-    y, P = _problem(y_true, y_prob)
+    y, P = check_pair_matrix(y_true, y_prob)
     n, k = P.shape
     m = check_n_bins(n_bins, n) if binning == "mass" else check_n_bins(n_bins, 2 ** 62)
     if binning not in ("width", "mass"):
@@ -205,7 +196,7 @@ def debiased_l2_ce(y_true, y_prob, *, n_bins: int = 15, binning: str = "mass") -
     >>> bool(abs(calibrated) < 1e-3 < 0.01 < over)
     True
     """
-    y, P = _problem(y_true, y_prob)
+    y, P = check_pair_matrix(y_true, y_prob)
     n, _ = P.shape
     m = check_n_bins(n_bins, n) if binning == "mass" else check_n_bins(n_bins, 2 ** 62)
     top = P.argmax(axis=1)
@@ -261,7 +252,7 @@ def calibration_upper_bound(y_true, y_prob, loss="brier") -> float:
     >>> round(calibration_upper_bound(y, P, "log"), 6)    # -(log .8 + log .7 + log .4) / 3
     0.498703
     """
-    y, P = _problem(y_true, y_prob)
+    y, P = check_pair_matrix(y_true, y_prob)
     loss = get_loss(loss)
     return float(loss(y, P)) - _inf_entropy(loss, P.shape[1])
 
@@ -342,7 +333,7 @@ def recalibration_improvement(y_true, P_before, P_after, estimator: str = "brier
     if squared and estimator not in _ROOT_SPACE:
         raise ValueError(f"squared: only for the root-space estimators {_ROOT_SPACE}; "
                          f"{estimator!r} already estimates a squared quantity")
-    y, F = _problem(y_true, P_before)
+    y, F = check_pair_matrix(y_true, P_before)
     H = check_probabilities(P_after, name="P_after")
     if H.ndim == 1:
         H = np.column_stack([1.0 - H, H])

@@ -60,7 +60,7 @@ from typing import Callable
 
 import numpy as np
 
-from ._validate import check_labels, check_probabilities, check_rng
+from ._validate import check_pair_matrix, check_rng
 from .kernel import kde, nadaraya_watson
 from .population import (FiniteDistribution, bregman_decomposition, conditional_expectation,
                          _group_ids, _group_means)
@@ -194,10 +194,7 @@ def get_pair(pair) -> ConfidencePair:
 
 def _confidence_problem(y_true, y_prob):
     """``(P, y, h, correct)`` from validated inputs; binary ``(n,)`` read as ``[1 - p, p]``."""
-    P = check_probabilities(y_prob, name="y_prob")
-    if P.ndim == 1:
-        P = np.column_stack([1.0 - P, P])
-    y = check_labels(y_true, n_classes=P.shape[1], n_samples=P.shape[0])
+    y, P = check_pair_matrix(y_true, y_prob)
     c = np.argmax(P, axis=1)                              # first argmax
     h = P[np.arange(P.shape[0]), c]
     return P, y, h, (y == c).astype(np.float64)

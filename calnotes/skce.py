@@ -30,7 +30,7 @@ import numbers
 
 import numpy as np
 
-from ._validate import check_labels, check_probabilities
+from ._validate import check_pair_matrix
 
 __all__ = ["skce_unbiased", "BLOCK_ENTRIES"]
 
@@ -81,11 +81,8 @@ def skce_unbiased(y_true, y_prob, *, kernel: str = "laplacian", bandwidth: float
     >>> skce_unbiased(y, Pbad) > 10 * abs(skce_unbiased(y, P))
     True
     """
-    P = check_probabilities(y_prob, name="y_prob")
-    if P.ndim == 1:
-        P = np.column_stack([1.0 - P, P])
+    y, P = check_pair_matrix(y_true, y_prob)
     n, k = P.shape
-    y = check_labels(y_true, n_classes=k, n_samples=n)
     if kernel not in ("laplacian", "gaussian"):
         raise ValueError(f"kernel: expected 'laplacian' or 'gaussian', got {kernel!r}")
     if isinstance(bandwidth, bool) or not isinstance(bandwidth, numbers.Real) \
