@@ -1,0 +1,1025 @@
+"""Utility calibration (Hegazy, Jordan & Dieuleveut, AISTATS 2026; paper 001).
+
+A *utility* ``u(p, e_j) in [-1, 1]`` is what a user gains when the model predicts ``p`` and
+class ``j`` occurs.  The model's own forecast of that gain is the *predicted utility*
+``v_u(X) = <f(X), ubar(X)>`` with ``ubar(X) = (u(f(X), e_1), ..., u(f(X), e_C))`` (eq. 3.1),
+and the *realized utility* is ``u(f(X), Y)``.  The utility calibration error (eq. 3.2) is the
+worst interval of predicted utility on which the two disagree on average,
+
+    UC(f, u) = sup_I | E[(u(f(X), Y) - v_u(X)) 1{v_u(X) in I}] |,
+
+equivalently ``sup_I |E[<Y - f(X), ubar(X)> 1{v_u(X) in I}]|`` (eq. 3.3: a weighted
+calibration error with witnesses ``xi ubar 1{v_u in I}``).  For a class ``U`` of utilities,
+``UC(f, U) = sup_{u in U} UC(f, u)`` (eq. 3.5).
+
+**Utility families.**
+
+A :class:`UtilityFamily` holds ``M`` utilities of one kind, vectorised:
+
+* ``linear`` (Example 3.6, ``U_lin``): ``u_a(p, e_j) = a_j``; ``v = <p, a>``.  The class-wise
+  utilities ``U_CWE`` (Example 3.5) are ``a = e_c`` (:func:`classwise`).
+* ``rank`` (Example 3.7, ``U_rank``): ``u_theta(p, e_j) = theta_{rank(p, j)}``; top-``K``
+  (:func:`top_k`, with ``K = 1`` the top-class utility ``U_TCE`` of Example 3.5) and DCG
+  (:func:`dcg`, App. C.4) are rank utilities.
+* ``decision`` (Example 3.8, ``U_dec,K``; App. C.2 gain matrices): a loss matrix
+  ``l(y, a)``, the Bayes action ``delta(p) = argmin_a E_{Y~p} l(Y, a)``, and
+  ``u(p, y) = -l(y, delta(p))`` (:func:`decision`, :func:`gain_matrix`).
+* ``similarity`` (App. C.4, ``U_w2v``): ``u(p, e_j) = sum_i p_i S[i, j]`` (:func:`similarity`).
+
+**Tie rules.**
+
+*Tied probabilities* (rank and decision utilities): tied classes share their positions, and a
+tied class gets the *average* of ``theta`` over the positions of its tie group (for decisions:
+the average loss over the tied Bayes actions).  This is the expected utility when ties are
+broken uniformly at random (the paper's "broken arbitrarily/randomly"), it does not depend on
+the order of the classes, and it keeps ``v_theta(p) = <sort_desc(p), theta>`` exact (Cor. B.10).
+
+*Tied predicted utilities* (the estimator): every sample with the same predicted utility lies
+in every interval or in none, so the estimator pools them (:func:`uc_from_values`).  Predicted
+utilities computed by a matrix product carry rounding that differs between identical
+prediction rows (the BLAS kernel depends on the row's position), so
+:func:`utility_calibration` treats values within ``4 C eps`` of each other as equal: at most
+twice the rounding bound ``C eps`` of a length-``C`` dot product with ``|a_j| <= 1``,
+``sum p = 1``, and far below the spacing of distinct utilities of any real data set.
+
+The estimator of Lemma 3.4 (:func:`uc_from_values`) is one sort per utility and the
+max-minus-min of the prefix sums at tie-group boundaries: ``O(n log n)``, vectorised over an
+``(M, n)`` array.  The book's Part IV uses this module: {ref}`utility-calibration`,
+{ref}`utility-bounds`, {ref}`utility-patching`, {ref}`utility-recalibrators`.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._validate import check_pair_matrix, check_rng
+
+__all__ = [
+    "UtilityFamily", "UCResult", "UtilityECDF",
+    "linear", "classwise", "rank", "top_k", "top_class", "dcg", "decision", "gain_matrix",
+    "similarity", "sample_linear", "sample_rank", "sample_gain_matrices",
+    "uc_from_values", "uc_brute_force", "utility_calibration", "uc_class",
+    "population_uc", "dkw_halfwidth", "utility_ecdf", "ecdf_from_errors",
+    "step_cdf_distance", "band_covers", "rank_positions", "utility_tie_tolerance",
+    "DCG_GAMMAS",
+]
+
+_KINDS = ("linear", "rank", "decision", "similarity")
+
+#: The DCG discount exponents of App. C.4.
+DCG_GAMMAS = (0.5, 0.75, 1.0, 1.25, 1.5, 2.0)
+
+#: Utilities processed together in :func:`utility_calibration` (bounds the ``(M, n)`` arrays).
+_CHUNK = 64
+
+
+def utility_tie_tolerance(n_classes: int) -> float:
+    """Predicted utilities closer than this are one value (``4 C eps``; module *Tie rules*).
+
+    Examples
+    --------
+    >>> utility_tie_tolerance(1000) < 1e-12
+    True
+    """
+    return 4.0 * int(n_classes) * float(np.finfo(np.float64).eps)
+
+
+# --------------------------------------------------------------------------------------------
+# validation helpers
+# --------------------------------------------------------------------------------------------
+def _check_count(value, name: str, minimum: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        raise ValueError(f"{name}: expected an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def _check_bounded(arr, name: str, ndim: int) -> np.ndarray:
+    try:
+        a = np.asarray(arr, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name}: expected numbers, got {type(arr).__name__}") from exc
+    if a.ndim == ndim - 1:
+        a = a[None]
+    if a.ndim != ndim:
+        raise ValueError(f"{name}: expected a {ndim}-d array, got shape {a.shape}")
+    if a.size == 0:
+        raise ValueError(f"{name}: is empty")
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{name}: contains NaN or infinite values")
+    if np.any(np.abs(a) > 1.0 + 1e-12):
+        raise ValueError(f"{name}: utilities must lie in [-1, 1] (paper 001, Sec. 3); the"
+                         f" largest |value| is {np.abs(a).max():.6g}")
+    return np.clip(a, -1.0, 1.0)
+
+
+def _check_delta(delta, name: str = "delta") -> float:
+    if isinstance(delta, bool) or not isinstance(delta, numbers.Real) or not 0 < delta < 1:
+        raise ValueError(f"{name}: expected a number in (0, 1), got {delta!r}")
+    return float(delta)
+
+
+# --------------------------------------------------------------------------------------------
+# ranks with tie groups
+# --------------------------------------------------------------------------------------------
+def rank_positions(P: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Tie-group positions of every class in the descending order of each row.
+
+    Class ``j`` of row ``i`` occupies positions ``lo[i, j] .. hi[i, j] - 1`` (0-based) of
+    ``sort_desc(P[i])``: ``lo`` counts the strictly larger entries, ``hi`` the entries at
+    least as large.  Untied classes have ``hi = lo + 1``; the paper's
+    ``rank(p, j) = #{i : p_j <= p_i}`` is ``hi``.
+
+    Examples
+    --------
+    >>> lo, hi = rank_positions(np.array([[0.2, 0.4, 0.4]]))
+    >>> lo.tolist(), hi.tolist()
+    ([[2, 0, 0]], [[3, 2, 2]])
+    """
+    P = np.asarray(P, dtype=np.float64)
+    n, C = P.shape
+    order = np.argsort(-P, axis=1, kind="stable")
+    Ps = np.take_along_axis(P, order, axis=1)
+    idx = np.broadcast_to(np.arange(C), (n, C))
+    new = np.ones((n, C), dtype=bool)
+    new[:, 1:] = Ps[:, 1:] != Ps[:, :-1]
+    start = np.maximum.accumulate(np.where(new, idx, 0), axis=1)
+    last = np.ones((n, C), dtype=bool)
+    last[:, :-1] = new[:, 1:]
+    end = np.minimum.accumulate(np.where(last, idx + 1, C)[:, ::-1], axis=1)[:, ::-1]
+    lo = np.empty((n, C), dtype=np.int64)
+    hi = np.empty((n, C), dtype=np.int64)
+    np.put_along_axis(lo, order, start, axis=1)
+    np.put_along_axis(hi, order, end, axis=1)
+    return lo, hi
+
+
+def _tie_mean(cum: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Mean of ``theta[lo:hi]`` per utility from ``cum = [0, cumsum(theta)]``: ``(M, *lo.shape)``."""
+    return (cum[:, hi] - cum[:, lo]) / (hi - lo)
+
+
+# --------------------------------------------------------------------------------------------
+# utility families
+# --------------------------------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class UtilityFamily:
+    """``M`` utilities of one kind, evaluated together.
+
+    Parameters
+    ----------
+    kind : {"linear", "rank", "decision", "similarity"}
+        See the module docstring.
+    params : ndarray
+        ``linear``: payoffs ``A`` of shape ``(M, C)``; ``rank``: valuations ``Theta``
+        ``(M, C)`` (position ``r`` of the descending order gets ``Theta[:, r]``);
+        ``decision``: losses ``L`` ``(M, C, K)`` (``L[m, y, a]``); ``similarity``:
+        ``S`` ``(M, C, C)``.  Every entry in ``[-1, 1]``.
+    names : tuple of str
+        One per utility (shown as the worst utilities in reports).
+    label : str
+        The class's name, e.g. ``"U_CWE"``.
+
+    Examples
+    --------
+    >>> fam = classwise(3)
+    >>> len(fam), fam.names
+    (3, ('class 0', 'class 1', 'class 2'))
+    >>> V, U = fam.values([0, 2], np.array([[0.5, 0.3, 0.2], [0.1, 0.1, 0.8]]))
+    >>> V.tolist(), U.tolist()
+    ([[0.5, 0.1], [0.3, 0.1], [0.2, 0.8]], [[1.0, 0.0], [0.0, 0.0], [0.0, 1.0]])
+    """
+
+    kind: str
+    params: np.ndarray
+    names: tuple
+    label: str = ""
+
+    def __post_init__(self):
+        if self.kind not in _KINDS:
+            raise ValueError(f"kind: expected one of {_KINDS}, got {self.kind!r}")
+        ndim = 2 if self.kind in ("linear", "rank") else 3
+        a = _check_bounded(self.params, "params", ndim)
+        if self.kind == "similarity" and a.shape[1] != a.shape[2]:
+            raise ValueError(f"params: similarity matrices must be square, got {a.shape[1:]}")
+        names = tuple(str(s) for s in self.names)
+        if len(names) != a.shape[0]:
+            raise ValueError(f"names: {len(names)} names for {a.shape[0]} utilities")
+        a.setflags(write=False)
+        object.__setattr__(self, "params", a)
+        object.__setattr__(self, "names", names)
+
+    def __len__(self) -> int:
+        return int(self.params.shape[0])
+
+    def __repr__(self) -> str:
+        return (f"UtilityFamily({self.label or self.kind!r}, {len(self)} utilities,"
+                f" {self.n_classes} classes)")
+
+    @property
+    def n_classes(self) -> int:
+        """Number of classes ``C`` the utilities are defined for."""
+        return int(self.params.shape[1])
+
+    def take(self, index) -> "UtilityFamily":
+        """The utilities at ``index`` (an int, slice or integer array) as a family."""
+        idx = np.atleast_1d(np.arange(len(self))[index])
+        return UtilityFamily(self.kind, self.params[idx], tuple(self.names[i] for i in idx),
+                             self.label)
+
+    def _check_width(self, P: np.ndarray) -> None:
+        if P.shape[1] != self.n_classes:
+            raise ValueError(f"predictions: have {P.shape[1]} classes but the utilities"
+                             f" {self.label or self.kind} are defined for {self.n_classes}")
+
+    def per_class(self, P: np.ndarray) -> np.ndarray:
+        """``ubar``: the utility of every class at every prediction, shape ``(M, n, C)``.
+
+        ``P`` must be a validated ``(n, C)`` probability matrix.  Meant for small problems
+        (populations, patching); :meth:`values` is the fast path.
+        """
+        P = np.asarray(P, dtype=np.float64)
+        self._check_width(P)
+        n, C = P.shape
+        prm = self.params
+        if self.kind == "linear":
+            return np.broadcast_to(prm[:, None, :], (len(self), n, C)).copy()
+        if self.kind == "rank":
+            lo, hi = rank_positions(P)
+            cum = np.concatenate([np.zeros((len(self), 1)), np.cumsum(prm, axis=1)], axis=1)
+            return _tie_mean(cum, lo, hi)
+        if self.kind == "similarity":
+            return np.einsum("ni,mij->mnj", P, prm)
+        return -self._decision_losses(P)
+
+    def _decision_losses(self, P: np.ndarray) -> np.ndarray:
+        """``l(e_j, delta(p))`` averaged over tied Bayes actions: ``(M, n, C)``."""
+        out = np.empty((len(self), P.shape[0], self.n_classes))
+        for m, L in enumerate(self.params):
+            E = P @ L                                           # (n, K) expected losses
+            best = E.min(axis=1, keepdims=True)
+            tied = E <= best + utility_tie_tolerance(self.n_classes)
+            out[m] = (tied @ L.T) / tied.sum(axis=1, keepdims=True)
+        return out
+
+    def predicted(self, P: np.ndarray) -> np.ndarray:
+        """Predicted utilities ``v_u(X) = <f(X), ubar(X)>``, shape ``(M, n)``."""
+        P = np.asarray(P, dtype=np.float64)
+        self._check_width(P)
+        if self.kind == "linear":
+            return self.params @ P.T
+        if self.kind == "rank":
+            return self.params @ (-np.sort(-P, axis=1)).T
+        return np.einsum("nj,mnj->mn", P, self.per_class(P))
+
+    def values(self, labels, predictions) -> tuple[np.ndarray, np.ndarray]:
+        """Predicted and realized utilities ``(V, U)``, each ``(M, n)``.
+
+        Parameters
+        ----------
+        labels : array_like of int, shape (n,)
+        predictions : array_like, shape (n, C)
+            Probability rows (validated; binary ``(n,)`` is read as ``[1 - p, p]``).
+        """
+        y, P = check_pair_matrix(labels, predictions)
+        return self._values(y, P)
+
+    def _values(self, y: np.ndarray, P: np.ndarray):
+        self._check_width(P)
+        prm = self.params
+        if self.kind == "linear":
+            return prm @ P.T, prm[:, y]
+        if self.kind == "rank":
+            py = P[np.arange(P.shape[0]), y][:, None]
+            lo = (P > py).sum(axis=1)
+            hi = (P >= py).sum(axis=1)
+            cum = np.concatenate([np.zeros((len(self), 1)), np.cumsum(prm, axis=1)], axis=1)
+            return prm @ (-np.sort(-P, axis=1)).T, _tie_mean(cum, lo, hi)
+        ubar = self.per_class(P)
+        V = np.einsum("nj,mnj->mn", P, ubar)
+        return V, ubar[:, np.arange(P.shape[0]), y]
+
+
+def linear(payoffs, names=None, label: str = "U_lin") -> UtilityFamily:
+    """Linear utilities ``u_a(p, e_j) = a_j`` (Example 3.6), one per row of ``payoffs``.
+
+    Examples
+    --------
+    >>> fam = linear([[1.0, -1.0]])
+    >>> fam.values([0, 1], [[0.75, 0.25], [0.5, 0.5]])[0].tolist()
+    [[0.5, 0.0]]
+    """
+    A = np.atleast_2d(np.asarray(payoffs, dtype=np.float64))
+    names = names or tuple(f"lin[{m}]" for m in range(A.shape[0]))
+    return UtilityFamily("linear", A, tuple(names), label)
+
+
+def classwise(n_classes: int) -> UtilityFamily:
+    """``U_CWE`` (Example 3.5): ``u_c(p, e_j) = 1{j = c}``, so ``v = p_c``; one per class.
+
+    Examples
+    --------
+    >>> classwise(2).params.tolist()
+    [[1.0, 0.0], [0.0, 1.0]]
+    """
+    C = _check_count(n_classes, "n_classes", 2)
+    return UtilityFamily("linear", np.eye(C), tuple(f"class {c}" for c in range(C)), "U_CWE")
+
+
+def rank(valuations, names=None, label: str = "U_rank") -> UtilityFamily:
+    """Rank-based utilities ``u_theta(p, e_j) = theta_{rank(p, j)}`` (Example 3.7).
+
+    Ties share positions (module *Tie rules*).
+
+    Examples
+    --------
+    >>> fam = rank([[1.0, 0.0, -1.0]])
+    >>> fam.values([1], [[0.2, 0.5, 0.3]])[1].tolist()   # class 1 ranked first
+    [[1.0]]
+    >>> fam.values([1], [[0.4, 0.4, 0.2]])[1].tolist()   # tied for first: mean of 1 and 0
+    [[0.5]]
+    """
+    T = np.atleast_2d(np.asarray(valuations, dtype=np.float64))
+    names = names or tuple(f"rank[{m}]" for m in range(T.shape[0]))
+    return UtilityFamily("rank", T, tuple(names), label)
+
+
+def top_k(n_classes: int, ks=None) -> UtilityFamily:
+    """``U_topK`` (Example 3.7): ``theta^(K)_r = 1{r <= K}`` for ``K`` in ``ks``.
+
+    ``ks`` defaults to ``1 .. C - 1`` (``K = C`` is constant utility one, calibrated for every
+    predictor).  ``K = 1`` is the top-class utility ``U_TCE``.
+
+    Examples
+    --------
+    >>> top_k(3).params.tolist()
+    [[1.0, 0.0, 0.0], [1.0, 1.0, 0.0]]
+    """
+    C = _check_count(n_classes, "n_classes", 2)
+    ks = range(1, C) if ks is None else [_check_count(k, "ks", 1) for k in ks]
+    ks = [k for k in ks if k <= C]
+    if not ks:
+        raise ValueError(f"ks: no K in 1..{C}")
+    T = (np.arange(C)[None, :] < np.asarray(ks)[:, None]).astype(np.float64)
+    return UtilityFamily("rank", T, tuple(f"top-{k}" for k in ks), "U_topK")
+
+
+def top_class(n_classes: int) -> UtilityFamily:
+    """``U_TCE`` (Example 3.5): utility one when the top class occurs; ``v = max_j p_j``.
+
+    Examples
+    --------
+    >>> top_class(3).values([0, 1], [[0.5, 0.3, 0.2], [0.6, 0.2, 0.2]])[1].tolist()
+    [[1.0, 0.0]]
+    """
+    fam = top_k(n_classes, [1])
+    return UtilityFamily("rank", fam.params, ("top class",), "U_TCE")
+
+
+def dcg(n_classes: int, gammas=DCG_GAMMAS) -> UtilityFamily:
+    """``U_dcg`` (App. C.4): ``theta_r = log2(1 + r)^(-gamma)``, ranks ``r = 1..C``.
+
+    Examples
+    --------
+    >>> dcg(3, [1.0]).params.round(4).tolist()
+    [[1.0, 0.6309, 0.5]]
+    """
+    C = _check_count(n_classes, "n_classes", 2)
+    g = np.asarray(gammas, dtype=np.float64).ravel()
+    if g.size == 0 or not np.all(np.isfinite(g)) or np.any(g < 0):
+        raise ValueError(f"gammas: expected non-negative numbers, got {gammas!r}")
+    T = np.log2(1.0 + np.arange(1, C + 1))[None, :] ** (-g[:, None])
+    return UtilityFamily("rank", T, tuple(f"dcg(gamma={x:g})" for x in g), "U_dcg")
+
+
+def decision(losses, names=None, label: str = "U_dec") -> UtilityFamily:
+    """Decision utilities (Example 3.8): ``u_l(p, y) = -l(y, delta_l(p))``.
+
+    ``losses`` has shape ``(M, C, K)`` (or ``(C, K)`` for one problem), entries in
+    ``[-1, 1]``; ``delta_l(p) = argmin_a sum_y p_y l(y, a)``, tied Bayes actions averaged.
+
+    Examples
+    --------
+    >>> L = [[0.0, 1.0], [1.0, 0.0]]               # 0-1 loss, two actions = two classes
+    >>> V, U = decision(L).values([0, 0], [[0.8, 0.2], [0.3, 0.7]])
+    >>> V.round(12).tolist(), (U + 0.0).tolist()      # action 0, then action 1
+    ([[-0.2, -0.3]], [[0.0, -1.0]])
+    """
+    L = np.asarray(losses, dtype=np.float64)
+    if L.ndim == 2:
+        L = L[None]
+    names = names or tuple(f"dec[{m}]" for m in range(L.shape[0]))
+    return UtilityFamily("decision", L, tuple(names), label)
+
+
+def gain_matrix(gains, names=None, label: str = "U_gain") -> UtilityFamily:
+    """App. C.2 utilities: gain ``R[i, j]`` for choosing ``j`` when ``i`` is true.
+
+    The user picks ``j*(p) = argmax_j sum_i p_i R[i, j]`` and gets ``u_R(p, e_i) = R[i, j*]``
+    (the decision utility of the loss ``-R``).  ``gains`` is ``(M, C, C)`` or ``(C, C)``.
+
+    Examples
+    --------
+    >>> fam = gain_matrix(np.eye(2))
+    >>> fam.values([0], [[0.9, 0.1]])[1].tolist()
+    [[1.0]]
+    """
+    R = np.asarray(gains, dtype=np.float64)
+    if R.ndim == 2:
+        R = R[None]
+    names = names or tuple(f"gain[{m}]" for m in range(R.shape[0]))
+    return UtilityFamily("decision", -R, tuple(names), label)
+
+
+def similarity(matrices, names=None, label: str = "U_sim") -> UtilityFamily:
+    """Semantic-similarity utilities (App. C.4, ``U_w2v``): ``u(p, e_j) = sum_i p_i S[i, j]``.
+
+    ``S`` is ``(C, C)`` or ``(M, C, C)`` with entries in ``[-1, 1]`` (e.g. cosine
+    similarities of class embeddings, ``S[i, i] = 1``).
+
+    Examples
+    --------
+    >>> S = [[1.0, 0.5], [0.5, 1.0]]
+    >>> V, U = similarity(S).values([1], [[0.5, 0.5]])
+    >>> V.tolist(), U.tolist()
+    ([[0.75]], [[0.75]])
+    """
+    S = np.asarray(matrices, dtype=np.float64)
+    if S.ndim == 2:
+        S = S[None]
+    names = names or tuple(f"sim[{m}]" for m in range(S.shape[0]))
+    return UtilityFamily("similarity", S, tuple(names), label)
+
+
+def _boundary_of_cube(rng, M: int, C: int) -> np.ndarray:
+    """``M`` points uniform on the surface ``{||a||_inf = 1}`` of ``[-1, 1]^C``.
+
+    The surface is ``2C`` congruent facets: pick one uniformly (coordinate and sign), and put
+    the other coordinates uniform on ``[-1, 1]``.
+    """
+    A = rng.uniform(-1.0, 1.0, size=(M, C))
+    j = rng.integers(0, C, size=M)
+    A[np.arange(M), j] = rng.choice(np.array([-1.0, 1.0]), size=M)
+    return A
+
+
+def sample_linear(n_classes: int, n_utilities: int, *, rng, sparsity=None) -> UtilityFamily:
+    """``M`` linear utilities from the paper's prior (Sec. 4): ``a`` uniform on ``||a||_inf = 1``.
+
+    With ``sparsity = k`` (App. C.3 priors): ``k`` classes chosen uniformly, their
+    coefficients uniform on ``[-1, 1]``, the rest zero, then divided by ``max |a_j|`` (so
+    ``||a||_inf = 1``).
+
+    Examples
+    --------
+    >>> fam = sample_linear(5, 4, rng=0)
+    >>> np.abs(fam.params).max(axis=1).tolist()
+    [1.0, 1.0, 1.0, 1.0]
+    >>> (sample_linear(10, 3, rng=0, sparsity=2).params != 0).sum(axis=1).tolist()
+    [2, 2, 2]
+    """
+    rng = check_rng(rng)
+    C = _check_count(n_classes, "n_classes", 2)
+    M = _check_count(n_utilities, "n_utilities", 1)
+    if sparsity is None:
+        A = _boundary_of_cube(rng, M, C)
+        label = "U_lin"
+    else:
+        k = _check_count(sparsity, "sparsity", 1)
+        if k > C:
+            raise ValueError(f"sparsity: {k} active classes but only {C} classes")
+        chosen = np.argsort(rng.random((M, C)), axis=1)[:, :k]
+        A = np.zeros((M, C))
+        np.put_along_axis(A, chosen, rng.uniform(-1.0, 1.0, size=(M, k)), axis=1)
+        A /= np.abs(A).max(axis=1, keepdims=True)
+        label = f"U_lin(k={k})"
+    return linear(A, label=label)
+
+
+def sample_rank(n_classes: int, n_utilities: int, *, rng) -> UtilityFamily:
+    """``M`` rank utilities from the paper's prior (Sec. 4): uniform on the ``||theta||_inf = 1``
+    surface restricted to ``theta_1 >= ... >= theta_C``.
+
+    The uniform law on the surface is invariant under coordinate permutations, so sorting a
+    uniform draw in decreasing order samples it restricted to the ordered cone.
+
+    Examples
+    --------
+    >>> T = sample_rank(4, 3, rng=0).params
+    >>> bool(np.all(np.diff(T, axis=1) <= 0)), np.abs(T).max(axis=1).tolist()
+    (True, [1.0, 1.0, 1.0])
+    """
+    rng = check_rng(rng)
+    C = _check_count(n_classes, "n_classes", 2)
+    M = _check_count(n_utilities, "n_utilities", 1)
+    return rank(-np.sort(-_boundary_of_cube(rng, M, C), axis=1))
+
+
+def sample_gain_matrices(n_classes: int, n_utilities: int, *, rng, kind: str = "aligned",
+                         n_groups: int = 4) -> UtilityFamily:
+    """App. C.2 gain-matrix classes: ``"aligned"`` or ``"misaligned"`` users.
+
+    Aligned: ``R_ii = 1``, off-diagonal ``Unif(0, 0.1)`` i.i.d.  Misaligned (specialists):
+    the classes are split into ``n_groups`` disjoint groups; a user specialising in group
+    ``K_m`` has ``R_ij = 0.2`` for ``i != j`` both in ``K_m`` and 0 otherwise off the diagonal.
+    The paper does not say how the groups are formed or how a specialist is drawn: here the
+    groups are a random equal split drawn once per call and each utility's group is uniform.
+
+    Examples
+    --------
+    >>> R = -sample_gain_matrices(4, 2, rng=0, kind="misaligned", n_groups=2).params
+    >>> np.diag(R[0]).tolist(), sorted(set(R[0].ravel().tolist()))
+    ([1.0, 1.0, 1.0, 1.0], [0.0, 0.2, 1.0])
+    """
+    rng = check_rng(rng)
+    C = _check_count(n_classes, "n_classes", 2)
+    M = _check_count(n_utilities, "n_utilities", 1)
+    if kind == "aligned":
+        R = rng.uniform(0.0, 0.1, size=(M, C, C))
+    elif kind == "misaligned":
+        G = _check_count(n_groups, "n_groups", 1)
+        groups = np.array_split(rng.permutation(C), min(G, C))
+        R = np.zeros((M, C, C))
+        for m, g in enumerate(rng.integers(0, len(groups), size=M)):
+            members = groups[g]
+            R[m][np.ix_(members, members)] = 0.2
+    else:
+        raise ValueError(f"kind: expected 'aligned' or 'misaligned', got {kind!r}")
+    R[:, np.arange(C), np.arange(C)] = 1.0
+    return gain_matrix(R, tuple(f"{kind}[{m}]" for m in range(M)), f"U_gain({kind})")
+
+
+# --------------------------------------------------------------------------------------------
+# the estimator (Lemma 3.4)
+# --------------------------------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class UCResult:
+    """Utility calibration errors of ``M`` utilities and their worst intervals.
+
+    Attributes
+    ----------
+    values : ndarray, shape (M,)
+        ``UC`` (or its estimate) per utility.
+    lower, upper : ndarray, shape (M,)
+        The worst interval ``[lower, upper]`` of predicted utility (NaN when ``values`` is 0).
+    sign : ndarray, shape (M,)
+        ``+1``: realized utility *above* predicted on the worst interval (the model is too
+        pessimistic there), ``-1``: below (too optimistic), ``0``: no deviation.
+    mass : ndarray, shape (M,)
+        Fraction of samples (probability) in the worst interval.
+    names : tuple of str
+    """
+
+    values: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    sign: np.ndarray
+    mass: np.ndarray
+    names: tuple = ()
+
+    def __len__(self) -> int:
+        return int(self.values.size)
+
+    @property
+    def max(self) -> float:
+        """``UC(f, U)``: the largest error (eq. 3.5 over the utilities evaluated)."""
+        return float(self.values.max())
+
+    def worst(self, k: int = 5) -> list[dict]:
+        """The ``k`` utilities with the largest errors, largest first."""
+        order = np.argsort(-self.values, kind="stable")[:k]
+        return [{"utility": self.names[i] if self.names else int(i),
+                 "uc": float(self.values[i]), "lower": float(self.lower[i]),
+                 "upper": float(self.upper[i]), "sign": int(self.sign[i]),
+                 "mass": float(self.mass[i])} for i in order]
+
+    @staticmethod
+    def concatenate(results) -> "UCResult":
+        """One result from several (e.g. the union of utility classes)."""
+        results = list(results)
+        cat = [np.concatenate([getattr(r, a) for r in results])
+               for a in ("values", "lower", "upper", "sign", "mass")]
+        return UCResult(*cat, names=tuple(n for r in results for n in r.names))
+
+
+def _check_values(predicted, realized, weights):
+    try:
+        V = np.asarray(predicted, dtype=np.float64)
+        U = np.asarray(realized, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError("predicted, realized: expected numbers") from exc
+    if V.ndim not in (1, 2):
+        raise ValueError(f"predicted: expected shape (n,) or (M, n), got {V.shape}")
+    if V.shape != U.shape:
+        raise ValueError(f"realized: shape {U.shape} differs from predicted's {V.shape}")
+    if V.shape[-1] == 0:
+        raise ValueError("predicted: is empty (no samples)")
+    for name, a in (("predicted", V), ("realized", U)):
+        if not np.all(np.isfinite(a)):
+            raise ValueError(f"{name}: contains NaN or infinite values")
+    one = V.ndim == 1
+    V2, U2 = np.atleast_2d(V), np.atleast_2d(U)
+    n = V2.shape[1]
+    if weights is None:
+        w = None
+    else:
+        w = np.asarray(weights, dtype=np.float64)
+        if w.shape != (n,):
+            raise ValueError(f"weights: expected shape ({n},), got {w.shape}")
+        if not np.all(np.isfinite(w)) or np.any(w < 0) or w.sum() <= 0:
+            raise ValueError("weights: expected finite non-negative numbers with a positive sum")
+        w = w / w.sum()
+    return V2, U2, w, one
+
+
+def _scan(V: np.ndarray, R: np.ndarray, tie_tol: float):
+    """Max-minus-min of prefix sums of ``R`` in the order of ``V``, at tie-group boundaries.
+
+    ``R`` already carries the weights (sum of ``R`` over an interval is the interval's
+    signed deviation).  Returns ``(values, lower, upper, sign, lo, hi)``.
+    """
+    M, n = V.shape
+    order = np.argsort(V, axis=1)
+    Vs = np.take_along_axis(V, order, axis=1)
+    Rs = np.take_along_axis(R, order, axis=1)
+    S = np.empty((M, n + 1))
+    S[:, 0] = 0.0
+    np.cumsum(Rs, axis=1, out=S[:, 1:])
+    boundary = np.ones((M, n + 1), dtype=bool)
+    boundary[:, 1:n] = (Vs[:, 1:] - Vs[:, :-1]) > tie_tol
+    top = np.where(boundary, S, -np.inf).argmax(axis=1)
+    bottom = np.where(boundary, S, np.inf).argmin(axis=1)
+    rows = np.arange(M)
+    values = S[rows, top] - S[rows, bottom]
+    lo = np.minimum(top, bottom)
+    hi = np.maximum(top, bottom)
+    empty = values <= 0
+    lower = np.where(empty, np.nan, Vs[rows, np.minimum(lo, n - 1)])
+    upper = np.where(empty, np.nan, Vs[rows, np.maximum(hi - 1, 0)])
+    sign = np.where(empty, 0, np.where(top > bottom, 1, -1))
+    return np.maximum(values, 0.0), lower, upper, sign, lo, hi
+
+
+def uc_from_values(predicted, realized, *, weights=None, tie_tol: float = 0.0) -> UCResult:
+    """The utility calibration estimator of Lemma 3.4, from predicted and realized utilities.
+
+    ``sup_I |sum_i w_i (realized_i - predicted_i) 1{predicted_i in I}|`` over all intervals
+    ``I``, with ``w_i = 1/n`` (the estimator) or given weights (a finite population: exact
+    ``UC``).  Sorting by predicted utility turns intervals into contiguous blocks; samples
+    with equal predicted utility form one block that an interval contains entirely or not at
+    all (*tie pooling*), so the supremum is the largest minus the smallest prefix sum taken at
+    the boundaries between distinct values.  ``O(n log n)`` per utility.
+
+    Parameters
+    ----------
+    predicted, realized : array_like, shape (n,) or (M, n)
+        ``v_u(X_i)`` and ``u(f(X_i), Y_i)``; rows are utilities.
+    weights : array_like, shape (n,), optional
+        Probabilities of the samples (normalised to sum to one).
+    tie_tol : float, default 0
+        Predicted values within ``tie_tol`` of their neighbour in sorted order are one value.
+
+    Returns
+    -------
+    UCResult
+        With the worst interval of each utility.
+
+    Examples
+    --------
+    The App. B.2 example: ``p`` is 0.45 or 0.55 with accuracies 0.05 and 0.95.
+
+    >>> res = uc_from_values([0.45, 0.55], [0.05, 0.95], weights=[0.5, 0.5])
+    >>> round(float(res.values[0]), 12), res.lower.tolist(), res.sign.tolist()
+    (0.2, [0.45], [-1])
+
+    Ties are pooled: two samples at the same predicted value cannot be separated.
+
+    >>> float(uc_from_values([0.5, 0.5], [1.0, 0.0]).values[0])
+    0.0
+    """
+    V, U, w, _ = _check_values(predicted, realized, weights)
+    tol = float(tie_tol)
+    if not math.isfinite(tol) or tol < 0:
+        raise ValueError(f"tie_tol: expected a non-negative number, got {tie_tol!r}")
+    R = (U - V) * (w if w is not None else 1.0 / V.shape[1])
+    values, lower, upper, sign, lo, hi = _scan(V, R, tol)
+    if w is None:
+        mass = (hi - lo) / V.shape[1]
+    else:
+        order = np.argsort(V, axis=1)
+        cw = np.concatenate([np.zeros((V.shape[0], 1)), np.cumsum(w[order], axis=1)], axis=1)
+        rows = np.arange(V.shape[0])
+        mass = cw[rows, hi] - cw[rows, lo]
+    return UCResult(values, lower, upper, sign, mass)
+
+
+def uc_brute_force(predicted, realized, *, weights=None, tie_tol: float = 0.0) -> float:
+    """The Lemma 3.4 estimator by enumerating every interval: ``O(d^2)`` for ``d`` distinct values.
+
+    An independent reference for :func:`uc_from_values` (tests, the chapter, the benchmark):
+    tie groups are formed by a plain loop, and every pair of groups ``a <= b`` is an interval
+    whose sum is accumulated directly.
+
+    Examples
+    --------
+    >>> round(uc_brute_force([0.45, 0.55], [0.05, 0.95], weights=[0.5, 0.5]), 12)
+    0.2
+    """
+    V, U, w, one = _check_values(predicted, realized, weights)
+    if not one:
+        raise ValueError("predicted: the brute force takes one utility, shape (n,)")
+    v, u = V[0], U[0]
+    n = v.size
+    wt = np.full(n, 1.0 / n) if w is None else w
+    order = sorted(range(n), key=lambda i: v[i])
+    sums = []
+    last = None
+    for i in order:
+        if last is None or v[i] - last > tie_tol:
+            sums.append(0.0)
+        sums[-1] += wt[i] * (u[i] - v[i])
+        last = v[i]
+    best = 0.0
+    g = np.asarray(sums)
+    for a in range(g.size):
+        block = np.cumsum(g[a:])                        # intervals [group a, group b]
+        best = max(best, float(np.abs(block).max()))
+    return best
+
+
+def _check_families(utilities) -> list:
+    fams = [utilities] if isinstance(utilities, UtilityFamily) else list(utilities)
+    if not fams or not all(isinstance(f, UtilityFamily) for f in fams):
+        raise TypeError("utilities: expected a UtilityFamily or a sequence of them")
+    return fams
+
+
+def utility_calibration(labels, predictions, utilities, *, chunk: int = _CHUNK) -> UCResult:
+    """Estimated ``UC(f, u)`` for every utility (Lemma 3.4), with the worst intervals.
+
+    Parameters
+    ----------
+    labels : array_like of int, shape (n,)
+    predictions : array_like, shape (n, C)
+        Probability rows (checked: finite, in ``[0, 1]``, rows summing to one).
+    utilities : UtilityFamily or sequence of UtilityFamily
+        Several families are evaluated in turn and concatenated (a union class).
+    chunk : int, default 64
+        Utilities evaluated together; bounds the ``(chunk, n)`` working arrays.
+
+    Returns
+    -------
+    UCResult
+        ``.max`` is ``UC(f, U)`` over the utilities given (eq. 3.5).
+
+    Raises
+    ------
+    ValueError
+        Invalid labels or predictions (message names the argument), or a family defined for
+        another number of classes.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> P = rng.dirichlet(np.ones(4), size=2000)
+    >>> y = (P.cumsum(axis=1) > rng.random((2000, 1))).argmax(axis=1)   # calibrated
+    >>> res = utility_calibration(y, P, [classwise(4), top_k(4)])
+    >>> len(res), bool(res.max < 0.05)
+    (7, True)
+    """
+    y, P = check_pair_matrix(labels, predictions)
+    fams = _check_families(utilities)
+    step = _check_count(chunk, "chunk", 1)
+    tol = utility_tie_tolerance(P.shape[1])
+    out = []
+    for fam in fams:
+        fam._check_width(P)
+        for start in range(0, len(fam), step):
+            part = fam.take(slice(start, start + step))
+            V, U = part._values(y, P)
+            values, lower, upper, sign, lo, hi = _scan(V, (U - V) / P.shape[0], tol)
+            out.append(UCResult(values, lower, upper, sign, (hi - lo) / P.shape[0],
+                                part.names))
+    return UCResult.concatenate(out)
+
+
+def uc_class(labels, predictions, utilities) -> float:
+    """``UC(f, U)`` (eq. 3.5): the largest estimated error over the given utilities.
+
+    Examples
+    --------
+    >>> uc_class([0, 1], [[1.0, 0.0], [0.0, 1.0]], classwise(2))
+    0.0
+    """
+    return utility_calibration(labels, predictions, utilities).max
+
+
+def population_uc(dist, utilities) -> UCResult:
+    """Exact ``UC(f, u)`` on a finite population (:class:`~calnotes.population.FiniteDistribution`).
+
+    Each atom contributes ``w_a <T_a - F_a, ubar(F_a)>`` (eq. 3.3) at its predicted utility
+    ``<F_a, ubar(F_a)>``; the supremum over intervals is then the weighted estimator.
+
+    Examples
+    --------
+    >>> from calnotes.population import FiniteDistribution
+    >>> d = FiniteDistribution([0.5, 0.5], [[0.95, 0.05], [0.05, 0.95]],
+    ...                        [[0.55, 0.45], [0.45, 0.55]])
+    >>> round(population_uc(d, top_class(2)).max, 12)      # App. B.2: both atoms at p* = 0.55
+    0.4
+    """
+    F = np.asarray(dist.prediction, dtype=np.float64)
+    T = np.asarray(dist.truth, dtype=np.float64)
+    w = np.asarray(dist.weights, dtype=np.float64)
+    out = []
+    for fam in _check_families(utilities):
+        ubar = fam.per_class(F)                              # (M, A, C)
+        V = np.einsum("aj,maj->ma", F, ubar)
+        Rexp = np.einsum("aj,maj->ma", T, ubar)              # E[u(f, Y) | atom]
+        values, lower, upper, sign, lo, hi = _scan(V, (Rexp - V) * w,
+                                                   utility_tie_tolerance(F.shape[1]))
+        order = np.argsort(V, axis=1)
+        cw = np.concatenate([np.zeros((V.shape[0], 1)), np.cumsum(w[order], axis=1)], axis=1)
+        rows = np.arange(V.shape[0])
+        out.append(UCResult(values, lower, upper, sign, cw[rows, hi] - cw[rows, lo],
+                            fam.names))
+    return UCResult.concatenate(out)
+
+
+# --------------------------------------------------------------------------------------------
+# eCDF over a utility class, DKW band (Thm B.11)
+# --------------------------------------------------------------------------------------------
+def dkw_halfwidth(n_utilities: int, delta: float) -> float:
+    """``sqrt(ln(2/delta) / (2M))``: the DKW-Massart band half-width (Thm B.11).
+
+    ``P(sup_e |F_M(e) - F(e)| > halfwidth) <= delta`` for the eCDF ``F_M`` of ``M`` i.i.d.
+    draws from any ``F`` (Massart, 1990).
+
+    Examples
+    --------
+    >>> round(dkw_halfwidth(1500, 0.05), 4)
+    0.0351
+    """
+    M = _check_count(n_utilities, "n_utilities", 1)
+    return math.sqrt(math.log(2.0 / _check_delta(delta)) / (2.0 * M))
+
+
+@dataclass(frozen=True, eq=False)
+class UtilityECDF:
+    """The eCDF of utility calibration errors over ``M`` sampled utilities, with its band.
+
+    ``F(e) = #{m : E_m <= e} / M``.  The band at level ``1 - delta`` is
+
+        max(F(e - eps_stat) - h, 0) <= F_E(e) <= min(F(e + eps_stat) + h, 1),
+        h = sqrt(ln(2/delta) / (2M)),
+
+    the DKW band widened horizontally by ``eps_stat``, a uniform bound on
+    ``|UC_hat(f, u; S) - UC(f, u)|`` over the class (first step of the proof of Thm B.11).
+    With ``eps_stat = 0`` it covers the CDF of the *estimated* errors, not of the true ones.
+
+    Attributes
+    ----------
+    errors : ndarray, shape (M,)
+        Sorted errors.
+    delta, eps_stat, halfwidth : float
+    label : str
+    result : UCResult or None
+        The per-utility results the errors came from.
+    """
+
+    errors: np.ndarray
+    delta: float
+    eps_stat: float
+    halfwidth: float
+    label: str = ""
+    result: UCResult | None = None
+
+    def __call__(self, e) -> np.ndarray:
+        """``F(e)`` (right-continuous)."""
+        return np.searchsorted(self.errors, np.asarray(e, dtype=np.float64),
+                               side="right") / self.errors.size
+
+    def lower(self, e) -> np.ndarray:
+        """Lower band ``max(F(e - eps_stat) - h, 0)``."""
+        return np.clip(self(np.asarray(e) - self.eps_stat) - self.halfwidth, 0.0, 1.0)
+
+    def upper(self, e) -> np.ndarray:
+        """Upper band ``min(F(e + eps_stat) + h, 1)``."""
+        return np.clip(self(np.asarray(e) + self.eps_stat) + self.halfwidth, 0.0, 1.0)
+
+    def quantile(self, q) -> np.ndarray:
+        """Empirical quantiles of the errors (``numpy.quantile``, ``"inverted_cdf"``)."""
+        return np.quantile(self.errors, q, method="inverted_cdf")
+
+
+def ecdf_from_errors(errors, *, delta: float = 0.05, eps_stat: float = 0.0,
+                     label: str = "", result=None) -> UtilityECDF:
+    """A :class:`UtilityECDF` from precomputed errors.
+
+    Examples
+    --------
+    >>> F = ecdf_from_errors([0.1, 0.3, 0.2, 0.4], delta=0.5)
+    >>> F([0.0, 0.25, 1.0]).tolist(), round(F.halfwidth, 3)
+    ([0.0, 0.5, 1.0], 0.416)
+    """
+    E = np.sort(np.asarray(errors, dtype=np.float64).ravel())
+    if E.size == 0:
+        raise ValueError("errors: is empty")
+    if not np.all(np.isfinite(E)):
+        raise ValueError("errors: contains NaN or infinite values")
+    eps = float(eps_stat)
+    if not math.isfinite(eps) or eps < 0:
+        raise ValueError(f"eps_stat: expected a non-negative number, got {eps_stat!r}")
+    E.setflags(write=False)
+    return UtilityECDF(E, _check_delta(delta), eps, dkw_halfwidth(E.size, delta), label, result)
+
+
+def utility_ecdf(labels, predictions, utilities, *, delta: float = 0.05,
+                 eps_stat: float = 0.0) -> UtilityECDF:
+    """eCDF of estimated utility calibration errors over sampled utilities (Sec. 4, Thm B.11).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> P = rng.dirichlet(np.ones(5), size=500)
+    >>> y = (P.cumsum(axis=1) > rng.random((500, 1))).argmax(axis=1)
+    >>> F = utility_ecdf(y, P, sample_linear(5, 200, rng=1))
+    >>> F.errors.size, bool(F.quantile(0.5) < 0.05)
+    (200, True)
+    """
+    res = utility_calibration(labels, predictions, utilities)
+    labels_ = [f.label for f in _check_families(utilities)]
+    return ecdf_from_errors(res.values, delta=delta, eps_stat=eps_stat,
+                            label=" + ".join(x for x in labels_ if x), result=res)
+
+
+def _cdf_at(sorted_vals: np.ndarray, cum: np.ndarray, x: np.ndarray, side: str) -> np.ndarray:
+    return cum[np.searchsorted(sorted_vals, x, side=side)]
+
+
+def _step_cdf(values, weights):
+    v = np.asarray(values, dtype=np.float64).ravel()
+    w = (np.full(v.size, 1.0 / v.size) if weights is None
+         else np.asarray(weights, dtype=np.float64).ravel() / np.sum(weights))
+    order = np.argsort(v, kind="stable")
+    return v[order], np.concatenate([[0.0], np.cumsum(w[order])])
+
+
+def step_cdf_distance(sample, reference, *, reference_weights=None, norm: str = "sup",
+                      support=(0.0, 2.0)) -> float:
+    """Distance between the eCDF of ``sample`` and the (weighted) step CDF of ``reference``.
+
+    ``norm="sup"``: ``sup_e |F_sample(e) - F_ref(e)|`` (attained at a jump or just before
+    one; both are evaluated).  ``norm="l2"``: the ``L^2`` distance on ``support``
+    (``[0, 2]`` in Thm B.11), integrated exactly between jumps.
+
+    Examples
+    --------
+    >>> step_cdf_distance([0.5], [1.0])
+    1.0
+    >>> round(step_cdf_distance([0.5], [1.0], norm="l2"), 6)     # sqrt(0.5 * 1^2)
+    0.707107
+    """
+    a, ca = _step_cdf(sample, None)
+    b, cb = _step_cdf(reference, reference_weights)
+    if norm == "sup":
+        x = np.union1d(a, b)
+        right = np.abs(_cdf_at(a, ca, x, "right") - _cdf_at(b, cb, x, "right"))
+        left = np.abs(_cdf_at(a, ca, x, "left") - _cdf_at(b, cb, x, "left"))
+        return float(max(right.max(), left.max()))
+    if norm == "l2":
+        lo, hi = support
+        x = np.union1d(np.union1d(a, b), [lo, hi])
+        x = x[(x >= lo) & (x <= hi)]
+        diff = _cdf_at(a, ca, x[:-1], "right") - _cdf_at(b, cb, x[:-1], "right")
+        return float(math.sqrt(np.sum(diff ** 2 * np.diff(x))))
+    raise ValueError(f"norm: expected 'sup' or 'l2', got {norm!r}")
+
+
+def band_covers(ecdf: UtilityECDF, reference, *, reference_weights=None) -> bool:
+    """Does the band of ``ecdf`` contain the step CDF of ``reference`` everywhere?
+
+    Checked at every jump of either function and just before it (the band and the reference
+    are right-continuous step functions, so these points decide).
+
+    Examples
+    --------
+    >>> F = ecdf_from_errors(np.linspace(0, 1, 101), delta=0.05)
+    >>> band_covers(F, np.linspace(0, 1, 1001)), band_covers(F, np.linspace(0.5, 1.5, 11))
+    (True, False)
+    """
+    b, cb = _step_cdf(reference, reference_weights)
+    e = ecdf.errors
+    x = np.unique(np.concatenate([b, e - ecdf.eps_stat, e + ecdf.eps_stat]))
+    ok = True
+    for side in ("right", "left"):
+        ref = _cdf_at(b, cb, x, side)
+        Fm = _cdf_at(e, np.arange(e.size + 1) / e.size, x - ecdf.eps_stat, side)
+        Fp = _cdf_at(e, np.arange(e.size + 1) / e.size, x + ecdf.eps_stat, side)
+        slack = 1e-12
+        ok &= bool(np.all(ref >= np.clip(Fm - ecdf.halfwidth, 0, 1) - slack))
+        ok &= bool(np.all(ref <= np.clip(Fp + ecdf.halfwidth, 0, 1) + slack))
+    return ok
