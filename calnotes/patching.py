@@ -16,8 +16,7 @@ with fewer steps.
 
 :func:`patch_population` runs the algorithm with exact expectations on a finite population;
 :class:`UtilityPatching` is the finite-sample version of App. A, a recalibrator with
-``fit``/``transform`` beside those of :mod:`calnotes.recalibrate`.  Chapter:
-{ref}`utility-patching`.
+``fit``/``transform`` beside those of :mod:`calnotes.recalibrate` (chapter *Patching*).
 """
 
 from __future__ import annotations

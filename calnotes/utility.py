@@ -44,8 +44,8 @@ twice the rounding bound ``C eps`` of a length-``C`` dot product with ``|a_j| <=
 
 The estimator of Lemma 3.4 (:func:`uc_from_values`) is one sort per utility and the
 max-minus-min of the prefix sums at tie-group boundaries: ``O(n log n)``, vectorised over an
-``(M, n)`` array.  The book's Part IV uses this module: {ref}`utility-calibration`,
-{ref}`utility-bounds`, {ref}`utility-patching`, {ref}`utility-recalibrators`.
+``(M, n)`` array.  The book's Part IV uses this module (chapters *Utility calibration*,
+*Bounds and guarantees*, *Patching* and *Which recalibrator, for which utility*).
 """
 
 from __future__ import annotations

@@ -5,7 +5,8 @@ Importing this package registers every claim of every chapter.
 
 from ._registry import (Claim, ClaimFailed, Result, all_claims, assert_claim, get_claim,
                         ledger, register, run_claim)
-from . import foundations, truthfulness, dominance, table1, practice, proper, bregman, sharpness  # noqa: F401
+from . import (foundations, truthfulness, dominance, table1, practice, proper, bregman,  # noqa: F401
+               sharpness, utility, utility_experiments)
 
 __all__ = ["Claim", "ClaimFailed", "Result", "all_claims", "assert_claim", "get_claim",
            "ledger", "register", "run_claim"]
