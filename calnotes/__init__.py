@@ -6,7 +6,8 @@ Modules: :mod:`~calnotes.binning`, :mod:`~calnotes.measures`, :mod:`~calnotes.sc
 :mod:`~calnotes.table1`, :mod:`~calnotes.plotting`, :mod:`~calnotes.claims`,
 :mod:`~calnotes.recalibrate`, :mod:`~calnotes.data`, :mod:`~calnotes.evaluation`,
 :mod:`~calnotes.rankings`, :mod:`~calnotes.population`, :mod:`~calnotes.kernel`,
-:mod:`~calnotes.sharpness`, :mod:`~calnotes.skce`, :mod:`~calnotes.estimators`.
+:mod:`~calnotes.sharpness`, :mod:`~calnotes.skce`, :mod:`~calnotes.estimators`,
+:mod:`~calnotes.utility`, :mod:`~calnotes.patching`.
 """
 
 from .binning import (assign_bins, equal_mass_bin_sizes, equal_mass_bins, equal_width_bins,
@@ -32,7 +33,7 @@ from .recalibrate import (AccuracyPreservingTransform, DegenerateFitWarning, Dir
                           compare_recalibrators)
 from .data.loaders import Predictions, load_predictions, save_predictions
 from .evaluation import EvaluationReport, evaluate
-from . import data, estimators, population, rankings, recalibrate, skce
+from . import data, estimators, patching, population, rankings, recalibrate, skce, utility
 
 
 def __getattr__(name):
@@ -70,6 +71,7 @@ __all__ = [
     "TemperatureScaling", "VectorScaling", "compare_recalibrators",
     "Predictions", "load_predictions", "save_predictions",
     "EvaluationReport", "evaluate",
-    "data", "estimators", "kernel", "population", "rankings", "recalibrate", "sharpness", "skce",
+    "data", "estimators", "kernel", "patching", "population", "rankings", "recalibrate",
+    "sharpness", "skce", "utility",
     "claims",
 ]
