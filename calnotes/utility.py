@@ -56,7 +56,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validate import check_pair_matrix, check_rng
+from ._validate import check_labels, check_probabilities, check_rng
 
 __all__ = [
     "UtilityFamily", "UCResult", "UtilityECDF",
@@ -91,6 +91,15 @@ def utility_tie_tolerance(n_classes: int) -> float:
 # --------------------------------------------------------------------------------------------
 # validation helpers
 # --------------------------------------------------------------------------------------------
+def _check_data(labels, predictions):
+    """``(y, P)`` validated, errors naming ``labels`` / ``predictions``; binary ``(n,)`` widened."""
+    P = check_probabilities(predictions, name="predictions")
+    if P.ndim == 1:
+        P = np.column_stack([1.0 - P, P])
+    y = check_labels(labels, n_classes=P.shape[1], n_samples=P.shape[0], name="labels")
+    return y, P
+
+
 def _check_count(value, name: str, minimum: int = 1) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
         raise ValueError(f"{name}: expected an integer >= {minimum}, got {value!r}")
@@ -284,7 +293,7 @@ class UtilityFamily:
         predictions : array_like, shape (n, C)
             Probability rows (validated; binary ``(n,)`` is read as ``[1 - p, p]``).
         """
-        y, P = check_pair_matrix(labels, predictions)
+        y, P = _check_data(labels, predictions)
         return self._values(y, P)
 
     def _values(self, y: np.ndarray, P: np.ndarray):
@@ -359,10 +368,9 @@ def top_k(n_classes: int, ks=None) -> UtilityFamily:
     [[1.0, 0.0, 0.0], [1.0, 1.0, 0.0]]
     """
     C = _check_count(n_classes, "n_classes", 2)
-    ks = range(1, C) if ks is None else [_check_count(k, "ks", 1) for k in ks]
-    ks = [k for k in ks if k <= C]
-    if not ks:
-        raise ValueError(f"ks: no K in 1..{C}")
+    ks = list(range(1, C)) if ks is None else [_check_count(k, "ks", 1) for k in ks]
+    if not ks or max(ks) > C:
+        raise ValueError(f"ks: expected a non-empty list of K in 1..{C}, got {ks}")
     T = (np.arange(C)[None, :] < np.asarray(ks)[:, None]).astype(np.float64)
     return UtilityFamily("rank", T, tuple(f"top-{k}" for k in ks), "U_topK")
 
@@ -790,7 +798,7 @@ def utility_calibration(labels, predictions, utilities, *, chunk: int = _CHUNK) 
     >>> len(res), bool(res.max < 0.05)
     (7, True)
     """
-    y, P = check_pair_matrix(labels, predictions)
+    y, P = _check_data(labels, predictions)
     fams = _check_families(utilities)
     step = _check_count(chunk, "chunk", 1)
     tol = utility_tie_tolerance(P.shape[1])
