@@ -4,7 +4,7 @@ A *utility* ``u(p, e_j) in [-1, 1]`` is what a user gains when the model predict
 class ``j`` occurs.  The model's own forecast of that gain is the *predicted utility*
 ``v_u(X) = <f(X), ubar(X)>`` with ``ubar(X) = (u(f(X), e_1), ..., u(f(X), e_C))`` (eq. 3.1),
 and the *realized utility* is ``u(f(X), Y)``.  The utility calibration error (eq. 3.2) is the
-worst interval of predicted utility on which the two disagree on average,
+worst interval of predicted utility on which the two disagree on average::
 
     UC(f, u) = sup_I | E[(u(f(X), Y) - v_u(X)) 1{v_u(X) in I}] |,
 
