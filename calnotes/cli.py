@@ -8,11 +8,13 @@
     Values are checked against the type of the chapter's defaults before anything runs; a
     failed run is written to ``DIR/CHAPTER.failed.ipynb`` (see :mod:`calnotes.chapters`).
 ``calnotes evaluate PREDICTIONS [--labels FILE] [--logits] [--bins M ...] [--out DIR] [--force]``
-    Accuracy, proper scores, binned calibration measures with their calibrated references for a
+    Accuracy, proper scores, binned calibration measures with their calibrated references and
+    utility calibration (``--no-utility`` skips it; ``--utility-samples M``, ``--seed S``) for a
     predictions file (``.npz``, ``.npy`` pair, CSV; pickle only with ``--allow-pickle``); prints
     a table (or, with ``--json``, the report as JSON) and, with ``--out``, writes
-    ``report.json``, ``report.csv``, ``reliability.png`` and ``sharpness.png``.  ``--out`` is checked before
-    anything is computed, and the table is printed before the files are written.
+    ``report.json``, ``report.csv``, ``reliability.png``, ``sharpness.png`` and
+    ``utility_ecdf.png``.  ``--out`` is checked before anything is computed, and the table is
+    printed before the files are written.
 ``calnotes --version``
     The calnotes version.
 
@@ -83,13 +85,16 @@ def _loader_options(args) -> dict:
 
 
 def _cmd_evaluate(args) -> int:
-    from .evaluation import check_out, evaluate
+    from .evaluation import DEFAULT_UTILITY_SAMPLES, check_out, evaluate
 
     if args.out is not None:
         check_out(args.out, force=args.force)     # before anything is loaded or computed
+    samples = (DEFAULT_UTILITY_SAMPLES if args.utility_samples is None
+               else args.utility_samples)
     report = evaluate(args.predictions, labels=args.labels,
                       kind="logits" if args.logits else None, n_bins=args.bins,
                       allow_pickle=args.allow_pickle, split=args.split, ties=args.ties,
+                      utility=not args.no_utility, utility_samples=samples, rng=args.seed,
                       **_loader_options(args))
     print(report.to_json() if args.json else report.format_table())
     sys.stdout.flush()                            # the table is out before anything is written
@@ -170,8 +175,9 @@ def build_parser() -> argparse.ArgumentParser:
     p_eval.add_argument("--bins", nargs="+", metavar="M",
                         help="bin counts (default: 15 20 100); --bins 15 20 or --bins 15,20;"
                         " counts above n get the equal-width ECE rows only")
-    p_eval.add_argument("--out", metavar="DIR", help="write report.json, report.csv and"
-                        " reliability.png, sharpness.png into DIR (checked before computing)")
+    p_eval.add_argument("--out", metavar="DIR", help="write report.json, report.csv,"
+                        " reliability.png, sharpness.png and utility_ecdf.png into DIR (checked"
+                        " before computing)")
     p_eval.add_argument("--force", action="store_true", help="overwrite existing report files")
     p_eval.add_argument("--json", action="store_true",
                         help="print the report as JSON on stdout instead of the table")
@@ -204,6 +210,16 @@ def build_parser() -> argparse.ArgumentParser:
                         help="equal-mass tie rule: average over the orders of tied predictions"
                         " (default; independent of the row order) or eq. (1) with ties in"
                         " input order")
+    utility = p_eval.add_argument_group("utility calibration")
+    utility.add_argument("--no-utility", action="store_true",
+                         help="skip utility calibration (UC over U_TCE, U_CWE, U_topK and the"
+                         " eCDF over sampled U_lin, U_rank utilities)")
+    utility.add_argument("--utility-samples", type=int, default=None, metavar="M",
+                         help="utilities sampled from each of U_lin and U_rank for the eCDF"
+                         " (default 500)")
+    utility.add_argument("--seed", type=int, default=0, metavar="S",
+                         help="seed of the sampled utilities (default 0: the same command gives"
+                         " the same numbers)")
     p_eval.set_defaults(func=_cmd_evaluate, parser=p_eval)
     return parser
 

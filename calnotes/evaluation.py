@@ -9,8 +9,16 @@ Def 2.7) and, for a binary model (``k = 2``), on ``P(y = 1)`` as well:
 * SmoothECE (Blasiok & Nakkiran 2023, :func:`calnotes.kernel.smooth_ece`), once, with its
   fixed-point bandwidth (no bins: ``n_bins`` is ``None`` and the row has a ``bandwidth``),
 
-and next to each value its **calibrated reference**: the expected value the same measure would
-take if the model's predictions were exactly right (outcomes drawn from the predictions).  A
+and, with ``utility=True`` (the default), **utility calibration** (Hegazy, Jordan & Dieuleveut,
+paper 001; :mod:`calnotes.utility`): the binning-free estimator of Lemma 3.4 for the top-class
+utility ``U_TCE``, the class-wise utilities ``U_CWE`` and the top-``K`` utilities ``U_topK``
+(the largest error, which utility and which interval of predicted utility it comes from), and the
+eCDF of the estimated errors over ``M`` linear (``U_lin``) and ``M`` rank (``U_rank``) utilities
+drawn from the paper's prior, with its DKW band, its quantiles and the worst utilities found
+(``EvaluationReport.utility``, the figure ``utility_ecdf.png``).
+
+Next to each binned value stands its **calibrated reference**: the expected value the same
+measure would take if the model's predictions were exactly right (outcomes drawn from them).  A
 binned measure is not zero for a calibrated model; the reference says how large it is for *these*
 predictions at *this* sample size, so a value can be read as "above what calibration alone
 explains" or not.  The references are exact (Part II, :func:`calnotes.expected_qece`,
@@ -34,7 +42,22 @@ Log loss
     (:func:`calnotes.scores.log_loss_from_logits`): finite for huge logits whose softmax
     underflows to 0.
 
-Chapter "Evaluate your own model" (``book/practice/evaluate``).
+Utility calibration (``report.utility``)
+    ``UC(f, u) = sup_I |mean_i (u(f(X_i), Y_i) - v_u(X_i)) 1{v_u(X_i) in I}|``, the largest
+    average gap between the realized utility and the model's own forecast of it, ``v_u``, over
+    the intervals ``I`` of predicted utility (Lemma 3.4,
+    :func:`calnotes.utility.utility_calibration`).  Each class reports its largest error, the
+    utility and the interval it comes from, the interval's share of the samples (``mass``),
+    and the direction: *too optimistic* (realized utility below the forecast there,
+    ``sign = -1``) or *too pessimistic* (above, ``sign = +1``).  The eCDF of the errors of
+    ``M`` sampled utilities has the DKW band ``+-sqrt(ln(2/delta) / (2M))`` with
+    ``eps_stat = 0``: it covers, with probability ``1 - delta`` over the draw of the
+    utilities, the CDF of the *estimated* errors on these samples over the sampling prior, not
+    the CDF of the true ``UC(f, u)`` (:class:`calnotes.utility.UtilityECDF`).  The utilities
+    are drawn with ``rng`` (default seed 0), so the same call gives the same numbers.
+
+Chapter "Evaluate your own model" (``book/practice/evaluate``); Part IV of the book (*Utility
+calibration*, *Bounds and guarantees*) develops the utility part.
 """
 
 from __future__ import annotations
@@ -58,14 +81,24 @@ from .measures import binned_ece, classwise, confidence, confidence_scores, l1_q
 from ._ties import check_ties
 from .scores import brier_loss, log_loss, log_loss_from_logits, spherical_loss, zero_one_loss
 
-__all__ = ["DEFAULT_BINS", "EvaluationReport", "evaluate", "check_out", "REPORT_FILES"]
+__all__ = ["DEFAULT_BINS", "DEFAULT_UTILITY_SAMPLES", "EvaluationReport", "evaluate",
+           "check_out", "REPORT_FILES"]
 
 #: Bin counts used when none are given: 15 (the common ECE default), 20 and 100.  As for
 #: requested counts, one above the sample size ``n`` gets equal-width rows only (with a note);
 #: when all three exceed ``n``, ``m = n`` is added.
 DEFAULT_BINS = (15, 20, 100)
 #: Files :meth:`EvaluationReport.write` creates in the output folder.
-REPORT_FILES = ("report.json", "report.csv", "reliability.png", "sharpness.png")
+REPORT_FILES = ("report.json", "report.csv", "reliability.png", "sharpness.png",
+                "utility_ecdf.png")
+#: Default number of sampled utilities per class (``U_lin``, ``U_rank``) in the eCDF.
+DEFAULT_UTILITY_SAMPLES = 500
+#: Elements of one ``(chunk, n)`` working array of :func:`calnotes.utility.utility_calibration`
+#: (the chunk shrinks below its default 64 for ``n > 32768``; memory per worker thread is about a
+#: dozen such arrays, 16 MB each).
+_UC_BUDGET = 1 << 21
+#: Worker threads of the utility estimator (NumPy's sorts release the GIL).
+_UC_WORKERS = min(4, os.cpu_count() or 1)
 #: Work budget for an exact l1 reference, in units of columns x bins x (largest bin)^2 (an upper
 #: bound of the Poisson-binomial convolutions' work; 3e9 units took about 1 s on one core).
 EXACT_L1_BUDGET = 3e9
@@ -130,6 +163,15 @@ class EvaluationReport:
     notes : list of str
         Everything the numbers alone do not say: skipped rows, approximations, the loader's
         notes (``Predictions.notes``).
+    utility : dict or None
+        Utility calibration (``None`` when ``utility=False``), JSON-ready: ``classes``, one
+        entry per class ``U_TCE``, ``U_CWE``, ``U_topK`` with ``uc`` (the class's largest
+        error), the worst ``utility``, its interval ``lower``, ``upper`` of predicted utility,
+        ``mass``, ``sign`` and ``direction``, and ``worst`` (its five largest errors); ``ecdf``:
+        ``n_utilities``, ``seed``, ``delta``, ``halfwidth``, ``eps_stat`` and per sampled class
+        (``U_lin``, ``U_rank``) the sorted ``errors``, ``median``, ``q90``, ``max`` and the
+        five ``worst`` utilities with their parameters (payoffs ``a`` or valuations
+        ``theta``).  Intervals are ``None`` where the error is 0.
     calnotes_version : str
         The calnotes version that made the report.
     input_sha256, labels_sha256 : str or None
@@ -147,6 +189,7 @@ class EvaluationReport:
     calnotes_version: str = ""
     input_sha256: str | None = None
     labels_sha256: str | None = None
+    utility: dict | None = None
 
     def to_dict(self) -> dict:
         """JSON-ready dictionary (non-finite numbers become ``None``, explained in ``notes``)."""
@@ -162,6 +205,7 @@ class EvaluationReport:
             "scores": {k: _finite_or_none(v) for k, v in self.scores.items()},
             "measures": [{k: (_finite_or_none(v) if isinstance(v, float) else v)
                           for k, v in row.items()} for row in self.rows],
+            "utility": _json_ready(self.utility),
             "notes": list(self.notes),
         }
 
@@ -170,7 +214,9 @@ class EvaluationReport:
         return json.dumps(self.to_dict(), indent=2, allow_nan=False)
 
     def to_csv(self) -> str:
-        """Long-format CSV: one line per score and per measure row."""
+        """Long-format CSV: one line per score and per measure row, then the utility calibration:
+        quantity ``UC`` per class (``aggregation`` is the class, ``binning`` the worst utility)
+        and ``UC_median``, ``UC_q90``, ``UC_max`` per sampled class."""
         buf = io.StringIO()
         writer = csv.writer(buf, lineterminator="\n")
         writer.writerow(["quantity", "aggregation", "binning", "n_bins", "value",
@@ -184,6 +230,14 @@ class EvaluationReport:
                              "" if row["n_bins"] is None else row["n_bins"],
                              _fmt_csv(row["value"]), _fmt_csv(row["calibrated_reference"]),
                              row["reference_method"]])
+        if self.utility is not None:
+            for entry in self.utility["classes"]:
+                writer.writerow(["UC", entry["class"], entry["utility"], "",
+                                 _fmt_csv(entry["uc"]), "", "none"])
+            for entry in self.utility["ecdf"]["classes"]:
+                for key in ("median", "q90", "max"):
+                    writer.writerow([f"UC_{key}", entry["class"], "", "",
+                                     _fmt_csv(entry[key]), "", "none"])
         return buf.getvalue()
 
     def format_table(self) -> str:
@@ -209,6 +263,8 @@ class EvaluationReport:
             lines.append(f"{row['measure']:<9} {row['aggregation']:<11} {m_text:>{w}}"
                          f" {row['value']:9.4g} {ref_text} {_ratio_text(row['value'], ref):>7}"
                          f"  {row['reference_method']}")
+        if self.utility is not None:
+            lines += [""] + _utility_lines(self.utility)
         lines.append("")
         lines += LEGEND
         if any(row["aggregation"] == _BINARY for row in self.rows):
@@ -226,14 +282,27 @@ class EvaluationReport:
         return self.format_table()
 
     def write(self, out, *, force: bool = False, figure: bool = True) -> list[Path]:
-        """Write ``report.json``, ``report.csv``, ``reliability.png`` and ``sharpness.png`` (the
-        calibration-sharpness diagram, Brier pair) into folder ``out``.
+        """Write ``report.json``, ``report.csv``, ``reliability.png``, ``sharpness.png`` (the
+        calibration-sharpness diagram, Brier pair) and ``utility_ecdf.png`` (the eCDFs of
+        utility calibration errors; only when the report has a utility part) into folder
+        ``out``.
 
         Nothing is written if any of the files exists, unless ``force=True``
-        (:func:`check_out` runs first).
+        (:func:`check_out` runs first).  With ``force=True``, a ``utility_ecdf.png`` left by an
+        earlier report is removed when this report has no utility part, so the folder never
+        mixes two reports.
+
+        Returns
+        -------
+        list of pathlib.Path
+            The files written.
         """
         out = check_out(out, force=force, figure=figure)
         names = REPORT_FILES if figure else REPORT_FILES[:2]
+        stale = None
+        if figure and self.utility is None:
+            names = names[:4]
+            stale = out / REPORT_FILES[4]
         targets = [out / name for name in names]
         try:
             out.mkdir(parents=True, exist_ok=True)
@@ -245,12 +314,19 @@ class EvaluationReport:
         if figure:
             self._figure().savefig(targets[2], dpi=120)
             self._sharpness_figure().savefig(targets[3], dpi=120)
+            if len(targets) > 4:
+                self._utility_figure().savefig(targets[4], dpi=120)
+            elif stale.is_file():
+                stale.unlink()      # an earlier report's figure (check_out passed: force=True)
         return targets
 
     def _figure(self):
         raise RuntimeError("this report holds no predictions to plot")  # replaced in evaluate
 
     def _sharpness_figure(self):
+        raise RuntimeError("this report holds no predictions to plot")  # replaced in evaluate
+
+    def _utility_figure(self):
         raise RuntimeError("this report holds no predictions to plot")  # replaced in evaluate
 
 
@@ -494,7 +570,9 @@ def evaluate(predictions, *, labels=None, kind: str | None = None, n_bins=None,
              prob_columns=None, ignore_columns=None, delimiter=None, classes=None,
              header: bool = True, renormalize=False,
              force_logits: bool = False, ties: str = "average",
-             smooth_ece: bool = True) -> EvaluationReport:
+             smooth_ece: bool = True, utility: bool = True,
+             utility_samples: int = DEFAULT_UTILITY_SAMPLES, utility_delta: float = 0.05,
+             rng=0) -> EvaluationReport:
     """Evaluate the calibration of a model's predictions.
 
     Parameters
@@ -535,6 +613,22 @@ force_logits
         the row order, or eq. (1) with ties in input order (:mod:`calnotes.binning`).
     smooth_ece : bool, default True
         Add the SmoothECE rows (about 0.1-0.3 s whatever ``n``).
+    utility : bool, default True
+        Add utility calibration (command line: ``--no-utility`` skips it):
+        ``EvaluationReport.utility`` and the figure ``utility_ecdf.png``.  Its cost grows
+        like ``(2 M + 2 k) n log n``: with the default ``M`` it adds about 0.6 s for
+        ``n = 10,000``, ``k = 10`` and 4.5 s for ``n = 50,000``, ``k = 100`` (two cores).
+    utility_samples : int, default 500
+        ``M``, the number of utilities sampled from each of ``U_lin`` and ``U_rank`` for the
+        eCDF (command line: ``--utility-samples``); the band half-width is
+        ``sqrt(ln(2/delta) / (2M))`` (0.061 for ``M = 500``, ``delta = 0.05``).
+    utility_delta : float, default 0.05
+        The DKW band holds with probability ``1 - delta`` (in ``(0, 1)``).
+    rng : numpy.random.Generator or int, default 0
+        Draws the sampled utilities (command line: ``--seed``): one generator,
+        :func:`calnotes.utility.sample_linear` first, then
+        :func:`calnotes.utility.sample_rank`; nothing else is random.  An integer seed is
+        recorded in the report.
 
     Returns
     -------
@@ -573,10 +667,21 @@ force_logits
     ['confidence', 'classwise', 'binary']
     >>> round(binary.scores["brier"] / binary.scores["brier_binary"], 12)
     2.0
+
+    Utility calibration: the top-class utility's error is the binning-free counterpart of the
+    confidence ECE, with the interval of confidences it comes from.
+
+    >>> tce = report.utility["classes"][0]
+    >>> tce["class"], tce["utility"], tce["lower"] <= tce["upper"], tce["uc"] < 0.1
+    ('U_TCE', 'top class', True, True)
+    >>> ecdf = report.utility["ecdf"]
+    >>> ecdf["n_utilities"], [c["class"] for c in ecdf["classes"]]
+    (500, ['U_lin', 'U_rank'])
     """
     from . import __version__
 
     check_ties(ties)
+    utility_plan = _check_utility_options(utility, utility_samples, utility_delta, rng)
     if out is not None:
         out = check_out(out, force=force)
     requested = _check_bin_request(n_bins)
@@ -611,6 +716,8 @@ force_logits
                              "reference_method": method})
     if smooth_ece:
         rows += _smooth_ece_rows(y, P, conf, correct)
+    utility_part, ecdfs = (_utility_part(y, P, *utility_plan, notes) if utility
+                           else (None, None))
     if ties == "position":
         notes.append("equal-mass measures with ties='position': tied predictions across a bin"
                      " boundary are split in input order, so these rows depend on the row order")
@@ -625,10 +732,13 @@ force_logits
         calnotes_version=__version__,
         input_sha256=_sha256(predictions) if is_file else None,
         labels_sha256=(_sha256(labels) if is_file and isinstance(labels, (str, os.PathLike))
-                       else None))
+                       else None),
+        utility=utility_part)
     m_fig = min(bins[0], n)
     report._figure = lambda: _reliability_figure(y, P, m_fig, pred.source)
     report._sharpness_figure = lambda: _sharpness_figure(y, P, pred.source)
+    if ecdfs is not None:
+        report._utility_figure = lambda: _utility_figure(ecdfs, pred.source)
     if out is not None:
         try:
             report.write(out, force=force)
@@ -679,5 +789,204 @@ def _reliability_figure(y, P, m, title):
     panels = 3 if P.shape[1] == 2 else 2
     fig = Figure(figsize=(4.5 * panels, 4.6), layout="constrained")
     reliability_panels(y, P, m, ax=fig.subplots(1, panels))
+    fig.suptitle(Path(title).name if title else "", fontsize=10)
+    return fig
+
+
+# -------------------------------------------------------------------------- utility calibration
+_DIRECTION = {1: "too pessimistic", -1: "too optimistic", 0: "none"}
+_UTILITY_DESCRIPTIONS = {
+    "U_TCE": "top-class utility: 1 when the top class occurs (predicted utility max_j p_j)",
+    "U_CWE": "class-wise utilities: 1 when class c occurs (predicted utility p_c), one per class",
+    "U_topK": "top-K utilities: 1 when the label is among the K most probable classes,"
+              " K = 1..k-1",
+    "U_lin": "linear utilities u(p, e_j) = a_j, a uniform on the surface max_j |a_j| = 1",
+    "U_rank": "rank utilities u(p, e_j) = theta_rank(j), theta uniform on the surface"
+              " max_r |theta_r| = 1 and decreasing",
+}
+_SAMPLES_NAME = "utility_samples (command line: --utility-samples)"
+_RNG_NAME = "rng (command line: --seed)"
+
+
+def _check_utility_options(utility, samples, delta, rng):
+    """The utility options, checked before anything is loaded: ``(M, delta, rng, seed)``."""
+    if not isinstance(utility, (bool, np.bool_)):
+        raise TypeError(f"utility (command line: --no-utility): expected True or False, got"
+                        f" {utility!r}")
+    if (isinstance(samples, (bool, np.bool_)) or not isinstance(samples, numbers.Integral)
+            or samples < 1):
+        raise ValueError(f"{_SAMPLES_NAME}: expected an integer >= 1, got {samples!r}")
+    if (isinstance(delta, (bool, np.bool_)) or not isinstance(delta, numbers.Real)
+            or not 0 < delta < 1):
+        raise ValueError(f"utility_delta: expected a number in (0, 1), got {delta!r}")
+    if isinstance(rng, np.random.Generator):
+        seed = None
+    elif isinstance(rng, numbers.Integral) and not isinstance(rng, (bool, np.bool_)):
+        if rng < 0:
+            raise ValueError(f"{_RNG_NAME}: expected a non-negative integer seed, got {rng!r}")
+        seed = int(rng)
+    else:
+        raise TypeError(f"{_RNG_NAME}: expected a non-negative integer seed or a"
+                        f" numpy.random.Generator, got {rng!r}")
+    return int(samples), float(delta), rng, seed
+
+
+def _uc_results(y, P, families) -> list:
+    """:func:`calnotes.utility.utility_calibration` of every family, in worker threads.
+
+    Each family is cut into blocks of whole chunks, so every chunk is computed exactly as in one
+    call on the whole family (same numbers whatever the number of threads).
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    from .utility import UCResult, utility_calibration
+
+    chunk = max(1, min(64, _UC_BUDGET // P.shape[0]))
+    tasks = []
+    for f, fam in enumerate(families):
+        n_chunks = -(-len(fam) // chunk)
+        block = -(-n_chunks // _UC_WORKERS) * chunk
+        tasks += [(f, fam.take(slice(s, s + block))) for s in range(0, len(fam), block)]
+
+    def run(task):
+        return utility_calibration(y, P, task[1], chunk=chunk)
+
+    if _UC_WORKERS > 1 and len(tasks) > 1:
+        with ThreadPoolExecutor(max_workers=_UC_WORKERS) as pool:
+            parts = list(pool.map(run, tasks))
+    else:
+        parts = [run(task) for task in tasks]
+    return [UCResult.concatenate([r for (f, _), r in zip(tasks, parts) if f == i])
+            for i in range(len(families))]
+
+
+def _worst_entries(fam, res, k: int = 5, params: bool = False) -> list:
+    index = {name: i for i, name in enumerate(fam.names)}
+    entries = []
+    for w in res.worst(k):
+        entry = {"utility": w["utility"], "uc": w["uc"], "lower": _finite_or_none(w["lower"]),
+                 "upper": _finite_or_none(w["upper"]), "mass": w["mass"], "sign": w["sign"],
+                 "direction": _DIRECTION[w["sign"]]}
+        if params:
+            entry["a" if fam.kind == "linear" else "theta"] = \
+                fam.params[index[w["utility"]]].tolist()
+        entries.append(entry)
+    return entries
+
+
+def _utility_part(y, P, samples, delta, rng, seed, notes):
+    """The ``utility`` dictionary of the report and the two :class:`UtilityECDF` objects."""
+    from ._validate import check_rng
+    from .utility import (classwise, ecdf_from_errors, sample_linear, sample_rank, top_class,
+                          top_k)
+
+    k = P.shape[1]
+    gen = check_rng(rng)
+    fixed = [top_class(k), classwise(k), top_k(k)]
+    sampled = [sample_linear(k, samples, rng=gen), sample_rank(k, samples, rng=gen)]
+    results = _uc_results(y, P, fixed + sampled)
+    classes = []
+    for fam, res in zip(fixed, results[:3]):
+        worst = _worst_entries(fam, res)
+        classes.append({"class": fam.label, "description": _UTILITY_DESCRIPTIONS[fam.label],
+                        "n_utilities": len(fam), **worst[0], "worst": worst})
+    ecdfs, sampled_entries = [], []
+    for fam, res in zip(sampled, results[3:]):
+        F = ecdf_from_errors(res.values, delta=delta, label=fam.label, result=res)
+        ecdfs.append(F)
+        sampled_entries.append({
+            "class": fam.label, "description": _UTILITY_DESCRIPTIONS[fam.label],
+            "median": float(F.quantile(0.5)), "q90": float(F.quantile(0.9)),
+            "max": float(F.errors[-1]), "worst": _worst_entries(fam, res, params=True),
+            "errors": F.errors.tolist()})
+    if seed is None:
+        notes.append("utility calibration: the utilities were drawn from the Generator passed"
+                     " as rng (no seed recorded)")
+    part = {
+        "estimator": "Lemma 3.4 of paper 001: sup over intervals I of predicted utility of"
+                     " |mean((realized - predicted utility) 1{predicted in I})|",
+        "classes": classes,
+        "ecdf": {"n_utilities": samples, "seed": seed, "delta": delta,
+                 "halfwidth": ecdfs[0].halfwidth, "eps_stat": 0.0,
+                 "band": "DKW band of the eCDF at level 1 - delta with eps_stat = 0: it covers"
+                         " the CDF of the estimated errors on these samples over the sampling"
+                         " prior, not the CDF of the true UC(f, u)",
+                 "classes": sampled_entries},
+    }
+    return part, ecdfs
+
+
+def _json_ready(value):
+    """A deep copy with non-finite floats as ``None``."""
+    if isinstance(value, dict):
+        return {k: _json_ready(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_ready(v) for v in value]
+    if isinstance(value, float):
+        return _finite_or_none(value)
+    return value
+
+
+def _interval_text(entry) -> str:
+    if entry["lower"] is None:
+        return "-"
+    return f"[{entry['lower']:.4g}, {entry['upper']:.4g}]"
+
+
+def _utility_lines(part: dict) -> list:
+    """The utility calibration block of :meth:`EvaluationReport.format_table`."""
+    classes = part["classes"]
+    wu = max([13] + [len(c["utility"]) for c in classes])
+    wi = max([16] + [len(_interval_text(c)) for c in classes])
+    lines = ["utility calibration (binning-free, Lemma 3.4 of paper 001): the largest |mean"
+             " (realized - predicted utility)| over intervals of predicted utility",
+             f"{'class':<7} {'UC':>9}  {'worst utility':<{wu}}  {'on predicted in':<{wi}}"
+             f" {'mass':>6}  direction"]
+    for c in classes:
+        lines.append(f"{c['class']:<7} {c['uc']:9.4g}  {c['utility']:<{wu}}"
+                     f"  {_interval_text(c):<{wi}} {c['mass']:6.3f}  {c['direction']}")
+    e = part["ecdf"]
+    seed = "" if e["seed"] is None else f", seed {e['seed']}"
+    lines += ["",
+              f"eCDF of the estimated UC over M = {e['n_utilities']} sampled utilities per class"
+              f"{seed} (figure utility_ecdf.png)",
+              f"{'class':<7} {'median':>9} {'90%':>9} {'max':>9}  worst utilities (UC)"]
+    for c in e["classes"]:
+        worst = ", ".join(f"{w['utility']} {w['uc']:.4g}" for w in c["worst"])
+        lines.append(f"{c['class']:<7} {c['median']:9.4g} {c['q90']:9.4g} {c['max']:9.4g}"
+                     f"  {worst}")
+    lines += [
+        "UC = how far the realized utility is from the model's forecast of it on the worst"
+        " interval of forecasts; too optimistic = realized below forecast there, too"
+        " pessimistic = above; mass = share of the samples in that interval.",
+        f"DKW band: +-{e['halfwidth']:.3f} at delta = {e['delta']:g}; it covers the CDF of the"
+        " *estimated* errors over the sampling prior (eps_stat = 0), not that of the true UC.",
+    ]
+    return lines
+
+
+def _utility_figure(ecdfs, title):
+    """eCDFs of the estimated utility calibration errors over ``U_lin`` and ``U_rank``, with the
+    DKW band (:class:`calnotes.utility.UtilityECDF`, ``eps_stat = 0``)."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(9, 4), layout="constrained")
+    axes = fig.subplots(1, len(ecdfs), sharey=True)
+    for ax, F in zip(np.atleast_1d(axes), ecdfs):
+        top = float(F.errors[-1])
+        xs = np.concatenate([[0.0], F.errors, [top * 1.05 if top > 0 else 1e-3]])
+        band = f"DKW band ({1 - F.delta:.0%}), \u00b1{F.halfwidth:.3f}"
+        ax.fill_between(xs, F.lower(xs), F.upper(xs), step="post", alpha=0.25, color="C0",
+                        linewidth=0, label=band)
+        ax.step(xs, F(xs), where="post", color="C0", label="eCDF")
+        median = float(F.quantile(0.5))
+        ax.axvline(median, color="0.4", linestyle=":", linewidth=1,
+                   label=f"median {median:.3g}")
+        ax.set_xlim(left=0.0)
+        ax.set_ylim(0.0, 1.0)
+        ax.set_xlabel("estimated UC")
+        ax.set_title(f"{F.label}, M = {F.errors.size}", fontsize=10)
+        ax.legend(loc="lower right", fontsize=8)
+    np.atleast_1d(axes)[0].set_ylabel("fraction of sampled utilities")
     fig.suptitle(Path(title).name if title else "", fontsize=10)
     return fig

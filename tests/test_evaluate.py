@@ -56,7 +56,8 @@ def test_calibrated_reference_is_the_mean_over_redrawn_labels():
         y_new = (P.cumsum(axis=1) > rng.random((300, 1))).argmax(axis=1)
         draws.append([r["value"] for r in calnotes.evaluate(P, labels=y_new, n_bins=[12],
                                                             references=False,
-                                                            smooth_ece=False).rows])
+                                                            smooth_ece=False,
+                                                            utility=False).rows])
     draws = np.array(draws)
     for j, row in enumerate(report.rows):
         assert row["reference_method"] == "exact"
@@ -227,3 +228,206 @@ def test_folded_normal_width_reference_is_the_zero_bias_folded_normal(monkeypatc
         assert got[aggregation]["reference_method"] == "folded-normal"
         assert math.isclose(got[aggregation]["calibrated_reference"], np.mean(per_column),
                             rel_tol=1e-12)
+
+
+# ---------------------------------------------------------------------- utility calibration
+from calnotes import utility as ut  # noqa: E402
+
+
+def _sharpened(P, power=3.0):
+    Q = P ** power
+    return Q / Q.sum(axis=1, keepdims=True)
+
+
+def test_utility_rows_are_direct_utility_calibration():
+    rng = np.random.default_rng(20)
+    P, y, _ = _calibrated(600, 4, rng)
+    report = calnotes.evaluate(P, labels=y, n_bins=[10], smooth_ece=False, references=False)
+    got = {c["class"]: c for c in report.utility["classes"]}
+    assert list(got) == ["U_TCE", "U_CWE", "U_topK"]
+    for label, fam in (("U_TCE", ut.top_class(4)), ("U_CWE", ut.classwise(4)),
+                       ("U_topK", ut.top_k(4))):
+        res = ut.utility_calibration(y, P, fam)
+        i = int(np.argmax(res.values))
+        row = got[label]
+        assert row["n_utilities"] == len(fam)
+        assert (row["uc"], row["utility"], row["lower"], row["upper"], row["mass"],
+                row["sign"]) == (res.values[i], res.names[i], res.lower[i], res.upper[i],
+                                 res.mass[i], res.sign[i])
+        assert row["direction"] == {1: "too pessimistic", -1: "too optimistic"}[row["sign"]]
+        assert [w["uc"] for w in row["worst"]] == sorted(res.values, reverse=True)[:5]
+    # independently of utility_calibration: enumerate every interval (uc_brute_force)
+    conf, correct = P.max(axis=1), (P.argmax(axis=1) == y).astype(float)
+    assert math.isclose(got["U_TCE"]["uc"], ut.uc_brute_force(conf, correct), rel_tol=1e-12)
+    per_class = [ut.uc_brute_force(P[:, c], (y == c).astype(float)) for c in range(4)]
+    assert math.isclose(got["U_CWE"]["uc"], max(per_class), rel_tol=1e-12)
+    assert got["U_CWE"]["utility"] == f"class {int(np.argmax(per_class))}"
+    # the worst interval holds `mass` of the samples and its deviation is +-uc
+    row = got["U_TCE"]
+    inside = (conf >= row["lower"]) & (conf <= row["upper"])
+    assert inside.mean() == row["mass"]
+    gap = np.sum(correct[inside] - conf[inside]) / 600
+    assert math.isclose(gap, row["sign"] * row["uc"], rel_tol=1e-9)
+
+
+def test_utility_ecdf_is_the_sampled_classes_with_the_dkw_band():
+    rng = np.random.default_rng(21)
+    P, y, _ = _calibrated(500, 5, rng)
+    report = calnotes.evaluate(P, labels=y, n_bins=[10], smooth_ece=False, references=False,
+                               utility_samples=120, utility_delta=0.1, rng=7)
+    ecdf = report.utility["ecdf"]
+    assert (ecdf["n_utilities"], ecdf["seed"], ecdf["delta"], ecdf["eps_stat"]) == (120, 7,
+                                                                                    0.1, 0.0)
+    assert math.isclose(ecdf["halfwidth"], math.sqrt(math.log(2 / 0.1) / 240), rel_tol=1e-12)
+    assert "estimated" in ecdf["band"]
+    gen = np.random.default_rng(7)                     # documented order: U_lin, then U_rank
+    families = [ut.sample_linear(5, 120, rng=gen), ut.sample_rank(5, 120, rng=gen)]
+    for entry, fam in zip(ecdf["classes"], families):
+        assert entry["class"] == fam.label
+        direct = np.sort(ut.utility_calibration(y, P, fam).values)
+        assert entry["errors"] == direct.tolist()
+        errors = np.array(entry["errors"])
+        assert entry["median"] == np.quantile(errors, 0.5, method="inverted_cdf")
+        assert entry["q90"] == np.quantile(errors, 0.9, method="inverted_cdf")
+        assert entry["max"] == errors.max()
+        assert [w["uc"] for w in entry["worst"]] == sorted(errors, reverse=True)[:5]
+        key = "a" if fam.kind == "linear" else "theta"
+        for w in entry["worst"][:2]:
+            # the reported parameters reproduce the reported error (brute force, by hand)
+            prm = np.array(w[key])
+            if key == "a":
+                predicted, realized = P @ prm, prm[y]
+            else:
+                order = np.argsort(-P, axis=1)
+                predicted = np.sort(P, axis=1)[:, ::-1] @ prm
+                realized = prm[np.argmax(order == y[:, None], axis=1)]
+            assert math.isclose(ut.uc_brute_force(predicted, realized), w["uc"],
+                                rel_tol=1e-9)
+    text = report.format_table()
+    assert "M = 120 sampled utilities" in text and "seed 7" in text
+    assert "+-0.112 at delta = 0.1" in text and "*estimated* errors" in text
+
+
+def test_utility_calibrated_small_sharpened_large():
+    """Labels drawn from the predictions: every UC is sampling noise (O(1/sqrt(n)));
+    the same predictions raised to the 3rd power and renormalised are overconfident."""
+    rng = np.random.default_rng(11)
+    P, y, _ = _calibrated(4000, 5, rng, sharp=1.5)
+    kw = {"n_bins": [10], "smooth_ece": False, "references": False}
+    good = calnotes.evaluate(P, labels=y, **kw).utility
+    bad = calnotes.evaluate(_sharpened(P), labels=y, **kw).utility
+    assert all(c["uc"] < 0.05 for c in good["classes"])
+    assert all(c["max"] < 0.05 for c in good["ecdf"]["classes"])
+    tce = bad["classes"][0]
+    assert tce["uc"] > 0.15 and tce["direction"] == "too optimistic"
+    # the whole range is one interval: UC >= |mean(confidence - accuracy)|
+    Q = _sharpened(P)
+    assert tce["uc"] >= np.mean(Q.max(axis=1) - (Q.argmax(axis=1) == y)) - 1e-12
+    for g, b in zip(good["ecdf"]["classes"], bad["ecdf"]["classes"]):
+        assert b["median"] > g["max"]
+
+
+def test_utility_binary_top_k_is_top_class():
+    rng = np.random.default_rng(22)
+    p = rng.uniform(size=400)
+    yb = (rng.uniform(size=400) < p ** 2).astype(int)          # miscalibrated on purpose
+    classes = calnotes.evaluate(p, labels=yb, n_bins=[10]).utility["classes"]
+    tce, cwe, topk = classes
+    assert topk["n_utilities"] == 1 and topk["utility"] == "top-1"
+    assert topk["uc"] == tce["uc"] and (topk["lower"], topk["upper"]) == (tce["lower"],
+                                                                          tce["upper"])
+    # both class-wise utilities see the same deviations with opposite signs
+    assert cwe["worst"][0]["uc"] == pytest.approx(cwe["worst"][1]["uc"], rel=1e-12)
+
+
+def test_utility_perfect_predictions_have_no_interval(tmp_path):
+    y = np.array([0, 1, 2, 1, 0, 2])
+    report = calnotes.evaluate(np.eye(3)[y], labels=y, n_bins=[2], out=tmp_path / "r")
+    data = json.loads((tmp_path / "r" / "report.json").read_text())
+    for c in data["utility"]["classes"]:
+        assert (c["uc"], c["lower"], c["upper"], c["direction"]) == (0.0, None, None, "none")
+    assert " - " in report.format_table().split("utility calibration")[1]
+
+
+def test_utility_figure_written_and_option_to_skip(tmp_path, capsys):
+    rng = np.random.default_rng(23)
+    P, y, _ = _calibrated(300, 3, rng)
+    assert evaluation.REPORT_FILES[-1] == "utility_ecdf.png"
+    written = calnotes.evaluate(P, labels=y, n_bins=[10], out=tmp_path / "a")
+    png = tmp_path / "a" / "utility_ecdf.png"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert written.utility is not None
+    skipped = calnotes.evaluate(P, labels=y, n_bins=[10], utility=False, out=tmp_path / "b")
+    assert skipped.utility is None
+    assert sorted(p.name for p in (tmp_path / "b").iterdir()) == sorted(
+        evaluation.REPORT_FILES[:4])
+    assert json.loads((tmp_path / "b" / "report.json").read_text())["utility"] is None
+    assert "utility calibration" not in skipped.format_table()
+    assert ",U_TCE," not in skipped.to_csv() and ",U_TCE," in written.to_csv()
+    # the non-utility numbers do not change
+    assert skipped.rows == written.rows and skipped.scores == written.scores
+    # overwriting a report with one without utility part removes the stale figure
+    calnotes.evaluate(P, labels=y, n_bins=[10], utility=False, out=tmp_path / "a", force=True)
+    assert not png.exists()
+    # command line
+    out = tmp_path / "c"
+    path = save_predictions(tmp_path / "m.npz", y, probs=P)
+    assert cli.main(["evaluate", str(path), "--bins", "10", "--no-utility", "--out",
+                     str(out)]) == 0
+    assert "utility calibration" not in capsys.readouterr().out
+    assert not (out / "utility_ecdf.png").exists()
+    assert cli.main(["evaluate", str(path), "--bins", "10", "--utility-samples", "50",
+                     "--seed", "3", "--out", str(out), "--force"]) == 0
+    assert "M = 50 sampled utilities per class, seed 3" in capsys.readouterr().out
+    assert (out / "utility_ecdf.png").exists()
+
+
+def test_utility_same_seed_same_json(monkeypatch, npz_file, capsys):
+    rng = np.random.default_rng(24)
+    P, y, _ = _calibrated(700, 6, rng)
+    kw = {"n_bins": [10], "utility_samples": 100}
+    a = calnotes.evaluate(P, labels=y, rng=5, **kw).to_json()
+    b = calnotes.evaluate(P, labels=y, rng=5, **kw).to_json()
+    assert a == b
+    c = json.loads(calnotes.evaluate(P, labels=y, rng=6, **kw).to_json())
+    assert c["utility"]["classes"] == json.loads(a)["utility"]["classes"]   # not sampled
+    assert c["utility"]["ecdf"]["classes"] != json.loads(a)["utility"]["ecdf"]["classes"]
+    # the worker threads do not change the numbers
+    for workers in (1, 3):
+        monkeypatch.setattr(evaluation, "_UC_WORKERS", workers)
+        assert calnotes.evaluate(P, labels=y, rng=5, **kw).to_json() == a
+    # the same command prints the same JSON
+    path = str(npz_file[0])
+    outputs = []
+    for _ in range(2):
+        assert cli.main(["evaluate", path, "--bins", "5", "--json", "--utility-samples",
+                         "40"]) == 0
+        outputs.append(capsys.readouterr().out)
+    assert outputs[0] == outputs[1] and json.loads(outputs[0])["utility"]["ecdf"]["seed"] == 0
+
+
+@pytest.mark.parametrize("option, value, error, message", [
+    ("utility_samples", 0, ValueError, "utility_samples (command line: --utility-samples):"
+                                       " expected an integer >= 1, got 0"),
+    ("utility_samples", 2.5, ValueError, "utility_samples (command line: --utility-samples)"),
+    ("utility_samples", True, ValueError, "utility_samples (command line: --utility-samples)"),
+    ("utility_delta", 0.0, ValueError, "utility_delta: expected a number in (0, 1), got 0.0"),
+    ("utility_delta", 1.5, ValueError, "utility_delta: expected a number in (0, 1)"),
+    ("utility_delta", "0.05", ValueError, "utility_delta: expected a number in (0, 1)"),
+    ("rng", -1, ValueError, "rng (command line: --seed): expected a non-negative integer"
+                            " seed, got -1"),
+    ("rng", None, TypeError, "rng (command line: --seed)"),
+    ("rng", 1.5, TypeError, "rng (command line: --seed)"),
+    ("utility", "yes", TypeError, "utility (command line: --no-utility): expected True or"
+                                  " False"),
+])
+def test_utility_bad_options_are_named(option, value, error, message, tmp_path):
+    """Checked before anything is loaded: a missing file is not what is reported."""
+    with pytest.raises(error) as info:
+        calnotes.evaluate(tmp_path / "missing.npz", **{option: value})
+    assert message in str(info.value)
+
+
+def test_cli_utility_bad_samples(npz_file, capsys):
+    assert cli.main(["evaluate", str(npz_file[0]), "--utility-samples", "0"]) == 2
+    assert "--utility-samples): expected an integer >= 1, got 0" in capsys.readouterr().err
