@@ -849,7 +849,7 @@ def _uc_results(y, P, families) -> list:
         tasks += [(f, fam.take(slice(s, s + block))) for s in range(0, len(fam), block)]
 
     def run(task):
-        return utility_calibration(y, P, task[1], chunk=chunk)
+        return utility_calibration(y, P, task[1], chunk=chunk, workers=1)
 
     if _UC_WORKERS > 1 and len(tasks) > 1:
         with ThreadPoolExecutor(max_workers=_UC_WORKERS) as pool:

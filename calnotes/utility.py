@@ -296,17 +296,21 @@ class UtilityFamily:
         y, P = _check_data(labels, predictions)
         return self._values(y, P)
 
-    def _values(self, y: np.ndarray, P: np.ndarray):
+    @staticmethod
+    def _rank_inputs(y: np.ndarray, P: np.ndarray):
+        """What every rank utility needs, computed once: sorted rows, the label's tie group."""
+        py = P[np.arange(P.shape[0]), y][:, None]
+        return -np.sort(-P, axis=1), (P > py).sum(axis=1), (P >= py).sum(axis=1)
+
+    def _values(self, y: np.ndarray, P: np.ndarray, rank_inputs=None):
         self._check_width(P)
         prm = self.params
         if self.kind == "linear":
             return prm @ P.T, prm[:, y]
         if self.kind == "rank":
-            py = P[np.arange(P.shape[0]), y][:, None]
-            lo = (P > py).sum(axis=1)
-            hi = (P >= py).sum(axis=1)
+            Ps, lo, hi = rank_inputs or self._rank_inputs(y, P)
             cum = np.concatenate([np.zeros((len(self), 1)), np.cumsum(prm, axis=1)], axis=1)
-            return prm @ (-np.sort(-P, axis=1)).T, _tie_mean(cum, lo, hi)
+            return prm @ Ps.T, _tie_mean(cum, lo, hi)
         ubar = self.per_class(P)
         V = np.einsum("nj,mnj->mn", P, ubar)
         return V, ubar[:, np.arange(P.shape[0]), y]
@@ -656,10 +660,14 @@ def _scan(V: np.ndarray, R: np.ndarray, tie_tol: float):
     S = np.empty((M, n + 1))
     S[:, 0] = 0.0
     np.cumsum(Rs, axis=1, out=S[:, 1:])
-    boundary = np.ones((M, n + 1), dtype=bool)
-    boundary[:, 1:n] = (Vs[:, 1:] - Vs[:, :-1]) > tie_tol
-    top = np.where(boundary, S, -np.inf).argmax(axis=1)
-    bottom = np.where(boundary, S, np.inf).argmin(axis=1)
+    inner = (Vs[:, 1:] - Vs[:, :-1]) > tie_tol
+    if inner.all():                                   # no ties: every position is a boundary
+        top, bottom = S.argmax(axis=1), S.argmin(axis=1)
+    else:
+        boundary = np.ones((M, n + 1), dtype=bool)
+        boundary[:, 1:n] = inner
+        top = np.where(boundary, S, -np.inf).argmax(axis=1)
+        bottom = np.where(boundary, S, np.inf).argmin(axis=1)
     rows = np.arange(M)
     values = S[rows, top] - S[rows, bottom]
     lo = np.minimum(top, bottom)
@@ -765,7 +773,14 @@ def _check_families(utilities) -> list:
     return fams
 
 
-def utility_calibration(labels, predictions, utilities, *, chunk: int = _CHUNK) -> UCResult:
+def _default_workers() -> int:
+    import os
+
+    return max(1, min(4, os.cpu_count() or 1))
+
+
+def utility_calibration(labels, predictions, utilities, *, chunk: int = _CHUNK,
+                        workers: int | None = None) -> UCResult:
     """Estimated ``UC(f, u)`` for every utility (Lemma 3.4), with the worst intervals.
 
     Parameters
@@ -777,6 +792,10 @@ def utility_calibration(labels, predictions, utilities, *, chunk: int = _CHUNK) 
         Several families are evaluated in turn and concatenated (a union class).
     chunk : int, default 64
         Utilities evaluated together; bounds the ``(chunk, n)`` working arrays.
+    workers : int, optional
+        Threads that evaluate chunks concurrently (NumPy's sorts release the GIL); default the
+        number of CPUs, at most 4.  Every chunk is computed the same way whatever the number
+        of threads, so the result does not depend on it.
 
     Returns
     -------
@@ -801,16 +820,29 @@ def utility_calibration(labels, predictions, utilities, *, chunk: int = _CHUNK) 
     y, P = _check_data(labels, predictions)
     fams = _check_families(utilities)
     step = _check_count(chunk, "chunk", 1)
+    threads = _default_workers() if workers is None else _check_count(workers, "workers", 1)
     tol = utility_tie_tolerance(P.shape[1])
-    out = []
+    n = P.shape[0]
+    tasks = []
     for fam in fams:
         fam._check_width(P)
-        for start in range(0, len(fam), step):
-            part = fam.take(slice(start, start + step))
-            V, U = part._values(y, P)
-            values, lower, upper, sign, lo, hi = _scan(V, (U - V) / P.shape[0], tol)
-            out.append(UCResult(values, lower, upper, sign, (hi - lo) / P.shape[0],
-                                part.names))
+        pre = UtilityFamily._rank_inputs(y, P) if fam.kind == "rank" else None
+        tasks += [(fam.take(slice(start, start + step)), pre)
+                  for start in range(0, len(fam), step)]
+
+    def run(task):
+        part, pre = task
+        V, U = part._values(y, P, pre)
+        values, lower, upper, sign, lo, hi = _scan(V, (U - V) / n, tol)
+        return UCResult(values, lower, upper, sign, (hi - lo) / n, part.names)
+
+    if threads > 1 and len(tasks) > 1:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=threads) as pool:
+            out = list(pool.map(run, tasks))
+    else:
+        out = [run(task) for task in tasks]
     return UCResult.concatenate(out)
 
 

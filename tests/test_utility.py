@@ -987,3 +987,19 @@ def test_result_container():
                                 uc_from_values([0.5, 0.5], [1.0, 0.0])])
     assert len(res) == 2 and res.max == pytest.approx(0.2, abs=1e-15)
     assert utility_tie_tolerance(10) == 40 * np.finfo(float).eps
+
+
+def test_worker_threads_do_not_change_the_result():
+    from calnotes import utility as ut
+    """Chunks are computed independently, so the thread count cannot change any number."""
+    rng = np.random.default_rng(11)
+    P = rng.dirichlet(np.ones(7), size=900)
+    y = rng.integers(0, 7, size=900)
+    fams = [ut.sample_linear(7, 150, rng=1), ut.sample_rank(7, 150, rng=2), ut.top_k(7)]
+    one = ut.utility_calibration(y, P, fams, chunk=16, workers=1)
+    many = ut.utility_calibration(y, P, fams, chunk=16, workers=3)
+    for attr in ("values", "lower", "upper", "sign", "mass"):
+        np.testing.assert_array_equal(getattr(one, attr), getattr(many, attr))
+    assert one.names == many.names
+    with pytest.raises(ValueError, match="workers"):
+        ut.utility_calibration(y, P, fams, workers=0)
