@@ -1,44 +1,164 @@
-"""The transcribed tables of paper 001 and the helpers of calnotes.claims.utility_experiments."""
-
-import math
+"""Claims and helpers of chapter *Which recalibrator, for which utility* (paper 001, Sec. 5, App. C)."""
 
 import numpy as np
+import pytest
 
+from calnotes import claims
+from calnotes import utility as ut
 from calnotes.claims import utility_experiments as ue
+from calnotes.data import simulate_logistic_normal
+
+IDS = [c.id for c in claims.all_claims() if c.chapter == ue.CHAPTER]
 
 
-def test_transcriptions_have_every_method_and_column():
-    assert set(ue.TABLE1) == set(ue.TABLE7)
-    assert all(len(rows) == 6 and all(len(r) == 4 for r in rows)
-               for rows in ue.TABLES_2_8.values())
-    # the ViT rows of Tables 2-8 are the Table 7 numbers
-    vit = ue.TABLES_2_8["Table 7 (ViT-ImageNet)"]
-    for (cwe, tce, ucwe, topk), method in zip(vit, ue.TABLE7):
-        t7 = ue.TABLE7[method]
-        assert (cwe, tce, ucwe, topk) == (t7["cwe"][0], t7["tce"][0], t7["ucwe"][0], t7["topk"][0])
+def test_claims_registered():
+    assert len(IDS) == 10
+    assert all(i.startswith("001.") for i in IDS)
 
 
-def test_significant_digit_filter():
-    assert ue._sig3(0.924) and ue._sig3(22.6) and ue._sig3(0.0212)
-    assert not ue._sig3(0.5) and not ue._sig3(2.0) and not ue._sig3(0.29)
+@pytest.mark.parametrize("claim_id", IDS)
+def test_claim_comes_out_as_registered(claim_id):
+    result = claims.run_claim(claim_id, "smoke")
+    assert result.as_expected, result
+    assert result.seconds < 1.0          # pure arithmetic on transcribed numbers
 
 
-def test_error_bar_ratios_cluster_at_two_values():
-    ratios = np.array([r["ratio"] for r in ue.error_bar_ratios()])
-    near_2se = np.abs(ratios - 2 / math.sqrt(10)) < 0.005
-    near_sqrt08 = np.abs(ratios - math.sqrt(0.8)) < 0.005
-    assert np.all(near_2se | near_sqrt08)
-    assert near_2se.sum() == 4 and near_sqrt08.sum() == 14
+def test_disagreements_are_the_expected_ones():
+    disagree = {i for i in IDS if claims.get_claim(i).expect == "disagrees"}
+    assert disagree == {"001.table1.pm_caption", "001.sec5.brier_improves"}
 
 
-def test_compare_for_utilities_columns_are_consistent():
-    rng = np.random.default_rng(0)
-    P = rng.dirichlet(np.ones(4), size=600)
-    y = (P.cumsum(axis=1) > rng.random((600, 1))).argmax(axis=1)
-    methods = {k: ue.METHODS[k] for k in ("Uncalibrated", "TS", "Patching")}
-    rows, (y_test, preds) = ue.compare_for_utilities(np.log(P), y, inputs="logits", n_splits=2,
-                                                     rng=1, methods=methods)
-    assert len(rows) == 6 and len(y_test) == 180
-    for r in rows:
-        assert abs(r["U_comb"] - max(r["U_CWE"], r["U_topK"])) < 1e-12
-        assert r["TCE_bin"] <= 15 * r["U_topK"] + 1e-12     # App. B.2 with m = 15 (no ties)
+def test_claim_ids_appear_in_chapter():
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / f"{ue.CHAPTER}.md").read_text()
+    for claim_id in IDS:
+        assert f'"{claim_id}"' in text, claim_id
+
+
+@pytest.mark.parametrize("text, value, half", [("89.90", 89.9, 0.005), ("4", 4.0, 0.5),
+                                               ("0.0212", 0.0212, 5e-5), ("124.0", 124.0, 0.05)])
+def test_parse_printed(text, value, half):
+    p = ue.parse_printed(text)
+    assert p.value == value and p.half_unit == pytest.approx(half)
+    assert p.lo < p.value < p.hi
+
+
+@pytest.mark.parametrize("bad", ["", "1e3", "12.3.4", "abc", "1,000"])
+def test_parse_printed_rejects(bad):
+    with pytest.raises(ValueError, match="text"):
+        ue.parse_printed(bad)
+
+
+def test_significant_digits():
+    assert ue._significant_digits(ue.parse_printed("0.7")) == 1
+    assert ue._significant_digits(ue.parse_printed("0.0212")) == 3
+    assert ue._significant_digits(ue.parse_printed("2")) == 1
+    assert ue._significant_digits(ue.parse_printed("124.0")) == 4
+
+
+def test_transcription_shapes():
+    assert set(ue.TABLE1) == set(ue.APPENDIX_TABLES[7][1])
+    for num, (_, tab) in ue.APPENDIX_TABLES.items():
+        widths = {len(row) for row in tab.values()}
+        assert len(widths) == 1, num
+        assert "Uncalibrated" in tab and "Temp. Scaling" in tab
+    assert "Patching" not in ue.APPENDIX_TABLES[8][1]       # as transcribed
+    assert "u_dcg" not in ue.APPENDIX_TABLES[4][1]["IR"]
+
+
+def test_ratio_interval_contains_ratio():
+    for row in ue.table1_pm_ratios():
+        assert row["lo"] <= row["ratio"] <= row["hi"]
+    precise = [r for r in ue.table1_pm_ratios() if r["precise"]]
+    fit10 = [r for r in precise if r["lo"] <= ue.TWO_SE_10 <= r["hi"]]
+    assert len(precise) == 20 and {r["column"] for r in fit10} == {"brier"} and len(fit10) == 4
+
+
+def test_worse_than_uncalibrated_uses_rounding():
+    tab = {"Uncalibrated": {"x": (ue.parse_printed("22.6"), None)},
+           "A": {"x": (ue.parse_printed("22.7"), None)},      # within two half-units
+           "B": {"x": (ue.parse_printed("22.8"), None)}}
+    assert ue.worse_than_uncalibrated(tab, "x") == ["B"]
+
+
+def test_split_indices_partition_and_validation():
+    pairs = ue.split_indices(50, 3, 0.7, rng=1)
+    for fit, test in pairs:
+        assert len(fit) == 35 and len(test) == 15
+        assert np.array_equal(np.sort(np.concatenate([fit, test])), np.arange(50))
+    assert not np.array_equal(pairs[0][0], pairs[1][0])
+    with pytest.raises(ValueError, match="fit_fraction"):
+        ue.split_indices(10, 1, 1.5, rng=0)
+    with pytest.raises(ValueError, match="fit_fraction"):
+        ue.split_indices(2, 1, 0.01, rng=0)
+
+
+def test_sparsity_levels():
+    assert ue.sparsity_levels(1000) == [50, 70, 100]
+    assert ue.sparsity_levels(100) == [5, 7, 10]
+    assert ue.sparsity_levels(10) == [1]
+
+
+def test_sample_fixed_support():
+    fam = ue.sample_fixed_support(20, 30, 4, rng=0)
+    nz = fam.params != 0
+    assert np.all(nz.sum(axis=1) == 4) and np.all(nz == nz[0])
+    assert np.allclose(np.abs(fam.params).max(axis=1), 1.0)
+
+
+def test_bundle_gap():
+    a = np.array([[0.1, 0.2, 0.3], [0.12, 0.22, 0.28]])
+    b = np.array([[0.2, 0.3, 0.5]])
+    assert ue.bundle_gap(a, b) == pytest.approx(0.08)
+    assert ue.bundle_gap(b, a) < 0
+    with pytest.raises(ValueError, match="right"):
+        ue.bundle_gap(a, np.ones((1, 2)))
+
+
+def test_evaluate_predictions_identities():
+    sim = simulate_logistic_normal(800, 6, rng=3)
+    row = ue.evaluate_predictions(sim.labels, sim.true_prob)
+    assert row["uc_comb"] == max(row["uc_cwe"], row["uc_topk"])
+    assert row["tce_bin"] <= ue.PAPER_BINS * row["uc_topk"] + 1e-12     # App. B.2
+    assert row["cwe_bin"] <= ue.PAPER_BINS * row["uc_cwe"] + 1e-12
+    assert row["uc_topk"] == pytest.approx(ut.uc_class(sim.labels, sim.true_prob, ut.top_k(6)))
+
+
+def test_run_comparison_summary_and_verdicts():
+    sim = simulate_logistic_normal(900, 5, rng=4)
+    fams = [ut.sample_linear(5, 40, rng=0), ut.sample_rank(5, 40, rng=1)]
+    res = ue.run_comparison(sim.logits / 0.5, sim.labels, n_splits=2, ecdf_families=fams,
+                            extra_rows={"truth": sim.true_prob}, rng=0)
+    assert len(res) == 2 and list(res[0].rows)[0] == "uncalibrated"
+    assert res[0].test_predictions and not res[1].test_predictions
+    assert res[0].rows["TS"]["accuracy"] == res[0].rows["uncalibrated"]["accuracy"]
+    mean, two_se = ue.summarize(res)
+    assert list(mean.columns) == list(ue.METRICS) and "truth" in mean.index
+    assert np.all(np.isfinite(two_se.values))
+    q = {f.label: ue.ecdf_quantiles(res, f.label) for f in fams}
+    v = ue.verdicts(mean, q, exclude=["truth"])
+    assert "truth" not in v["best"].values()
+    assert isinstance(v["a_all_improve"], bool) and isinstance(v["e_order_varies"], bool)
+    table = ue.format_summary(mean, two_se)
+    assert "±" in table.iloc[0, 0]
+
+
+def test_verdicts_on_a_constructed_table():
+    import pandas as pd
+
+    cols = list(ue.METRICS)
+    mean = pd.DataFrame([[90, 30, 50, 50, 20, 50, 40, 50], [90, 20, 10, 30, 10, 10, 10, 10],
+                         [91, 25, 20, 40, 15, 20, 5, 20]],
+                        index=["uncalibrated", "patching", "TS"], columns=cols, dtype=float)
+    q = pd.DataFrame([[5, 6], [1, 2], [9, 9]], index=mean.index, columns=[0.1, 0.5], dtype=float)
+    v = ue.verdicts(mean, {"U_lin": q})
+    assert v["a_all_improve"] and v["c_patching_best"] and v["b_no_dominance"]
+    assert not v["d_uncal_worst"] and v["f_some_worsen"] and v["f_detail"] == [("TS", "U_lin")]
+    assert v["e_order_varies"] and v["d_beaten_by"] == ["patching"]
+
+
+def test_default_methods_drop_full_matrices():
+    assert "Dirichlet" in ue.default_methods(10) and "matrix" in ue.default_methods(10)
+    assert "Dirichlet" not in ue.default_methods(30)
+    assert list(ue.default_methods(30, max_full_classes=30))[2:4] == ["matrix", "Dirichlet"]
