@@ -134,16 +134,28 @@ def _witness(fams, F, T, w):
     return best
 
 
-def _apply(F, fam, m, lower, upper, sign, eta):
-    """``proj(F + eta * sign * ubar 1{v in [lower, upper]})`` (``sign = -xi``)."""
+def _region(F, fam, m, lower, upper):
+    """Rows whose forecast of utility ``m`` lies in ``[lower, upper]`` (tie tolerance), and
+    ``ubar`` of that utility at every row."""
     tol = utility_tie_tolerance(F.shape[1])
     ubar = fam.take(m).per_class(F)[0]
     v = np.einsum("nj,nj->n", F, ubar)
-    inside = (v >= lower - tol) & (v <= upper + tol)
+    return (v >= lower - tol) & (v <= upper + tol), ubar
+
+
+def _step_size(err, step, w, inside, ubar):
+    """``(eta_t, E||w_t||^2)``: ``err / C`` (``"theory"``) or ``err / E||w_t||^2``."""
+    wsq = float(w[inside] @ np.sum(ubar[inside] ** 2, axis=1))
+    return (err / ubar.shape[1] if step == "theory" else err / wsq), wsq
+
+
+def _apply(F, fam, m, lower, upper, sign, eta):
+    """``proj(F + eta * sign * ubar 1{v in [lower, upper]})`` (``sign = -xi``)."""
+    inside, ubar = _region(F, fam, m, lower, upper)
     out = F.copy()
     if inside.any():
         out[inside] = project_simplex(F[inside] + eta * sign * ubar[inside])
-    return out, inside, ubar
+    return out
 
 
 def _brier(F, T, w) -> float:
@@ -152,7 +164,6 @@ def _brier(F, T, w) -> float:
 
 
 def _run(F, T, w, fams, eps, step, max_iter):
-    C = F.shape[1]
     trace = PatchingTrace()
     for _ in range(max_iter + 1):
         err, fam, m, lower, upper, sign, mass = _witness(fams, F, T, w)
@@ -162,14 +173,9 @@ def _run(F, T, w, fams, eps, step, max_iter):
             break
         if len(trace.steps) == max_iter:
             break
-        ubar = fam.take(m).per_class(F)[0]
-        v = np.einsum("nj,nj->n", F, ubar)
-        tol = utility_tie_tolerance(C)
-        inside = (v >= lower - tol) & (v <= upper + tol)
-        wsq = float(w[inside] @ np.sum(ubar[inside] ** 2, axis=1))
-        eta = err / C if step == "theory" else err / wsq
+        eta, wsq = _step_size(err, step, w, *_region(F, fam, m, lower, upper))
         before = trace.final_brier
-        F, _, _ = _apply(F, fam, m, lower, upper, sign, eta)
+        F = _apply(F, fam, m, lower, upper, sign, eta)
         trace.steps.append(PatchStep(fam.names[m], lower, upper, sign, err, eta, wsq, before,
                                      _brier(F, T, w), mass))
     return F, trace
@@ -324,11 +330,9 @@ class UtilityPatching(Recalibrator):
                 break
             if t == self.max_iter:
                 break
-            _, inside, ubar = _apply(Fb, fam, m, lower, upper, sign, 0.0)
-            wsq = float(np.sum(ubar[inside] ** 2) / Fb.shape[0])
-            eta = err / C if self.step == "theory" else err / wsq
+            eta, wsq = _step_size(err, self.step, w, *_region(Fb, fam, m, lower, upper))
             before = trace.final_brier
-            cur, _, _ = _apply(cur, fam, m, lower, upper, sign, eta)
+            cur = _apply(cur, fam, m, lower, upper, sign, eta)
             trace.steps.append(PatchStep(fam.names[m], lower, upper, sign, err, eta, wsq,
                                          before, _brier(cur[idx], Yb, w), mass))
             patches.append((fam, m, lower, upper, sign, eta))
@@ -344,5 +348,5 @@ class UtilityPatching(Recalibrator):
     def _transform(self, F):
         out = F.copy()
         for fam, m, lower, upper, sign, eta in self.patches_:
-            out, _, _ = _apply(out, fam, m, lower, upper, sign, eta)
+            out = _apply(out, fam, m, lower, upper, sign, eta)
         return out
