@@ -95,7 +95,8 @@ def _cmd_evaluate(args) -> int:
                       kind="logits" if args.logits else None, n_bins=args.bins,
                       allow_pickle=args.allow_pickle, split=args.split, ties=args.ties,
                       utility=not args.no_utility, utility_samples=samples, rng=args.seed,
-                      **_loader_options(args))
+                      significance=not args.no_significance, draws=args.draws,
+                      bootstrap=args.bootstrap, **_loader_options(args))
     print(report.to_json() if args.json else report.format_table())
     sys.stdout.flush()                            # the table is out before anything is written
     if args.out is not None:
@@ -218,8 +219,17 @@ def build_parser() -> argparse.ArgumentParser:
                          help="utilities sampled from each of U_lin and U_rank for the eCDF"
                          " (default 500)")
     utility.add_argument("--seed", type=int, default=0, metavar="S",
-                         help="seed of the sampled utilities (default 0: the same command gives"
-                         " the same numbers)")
+                         help="seed of the sampled utilities and of the p-values' and intervals'"
+                         " draws (default 0: the same command gives the same numbers)")
+    sig = p_eval.add_argument_group("significance")
+    sig.add_argument("--no-significance", action="store_true",
+                     help="skip the p-values under the calibrated null and the bootstrap"
+                     " intervals")
+    sig.add_argument("--draws", type=int, default=200, metavar="R",
+                     help="Monte Carlo draws of the calibrated null where no exact law is"
+                     " available (default 200, at least 19)")
+    sig.add_argument("--bootstrap", type=int, default=200, metavar="B",
+                     help="bootstrap resamples for the intervals (default 200; 0: none)")
     p_eval.set_defaults(func=_cmd_evaluate, parser=p_eval)
     return parser
 

@@ -395,14 +395,17 @@ def test_M17_bin_counts_above_n_keep_equal_width_rows():
 
 
 def test_M17_evaluate_logic_for_m_above_n(monkeypatch):
-    """The plan of rows, independent of the measures: m > n gets ECE rows only."""
+    """The plan of rows, independent of the measures: m > n gets ECE rows only (no
+    equal-mass binning is ever planned for m = 7 > n = 5)."""
+    from calnotes._sorted import SortedColumns
+
     calls = []
-    monkeypatch.setattr(evaluation, "_value",
-                        lambda y, P, m, p, binning, agg, *rest: calls.append((m, binning)) or 0.5)
-    monkeypatch.setattr(evaluation, "_reference",
-                        lambda P, top, m, p, binning, agg, *rest: (0.25, "x"))
+    original = SortedColumns.plan
+    monkeypatch.setattr(SortedColumns, "plan",
+                        lambda self, m, binning: calls.append((m, binning))
+                        or original(self, m, binning))
     P, y, _ = _multiclass(5, 3, 13)
-    report = calnotes.evaluate(P, labels=y, n_bins=[3, 7])
+    report = calnotes.evaluate(P, labels=y, n_bins=[3, 7], utility=False)
     assert sorted(set(calls)) == [(3, "mass"), (3, "width"), (7, "width")]
     assert [r["n_bins"] for r in report.rows].count(7) == 2       # ECE x 2 aggregations
     assert any("[7]" in note for note in report.notes)
@@ -494,11 +497,11 @@ def test_L6_ratio_is_inf_or_dash_never_nan():
     P = np.eye(3)[[0, 1, 2, 1, 1, 2, 0, 0]]            # one-hot: every reference is 0
     table = calnotes.evaluate(P, labels=y, n_bins=[2]).format_table()
     lines = [line for line in table.splitlines() if line.startswith(("ECE", "l1-", "l2-"))]
-    assert lines and all(line.split()[-2] in ("inf", "-") for line in lines)
-    assert any(line.split()[-2] == "inf" for line in lines)
+    assert lines and all(line.split()[5] in ("inf", "-") for line in lines)   # the ratio column
+    assert any(line.split()[5] == "inf" for line in lines)
     skipped = calnotes.evaluate(P, labels=y, n_bins=[2], references=False).format_table()
     rows = [line for line in skipped.splitlines() if line.startswith(("ECE", "l1-", "l2-"))]
-    assert all(line.split()[-2] == "-" for line in rows)
+    assert all(line.split()[5] == "-" for line in rows)
     assert "nan" not in table and "nan" not in skipped
 
 

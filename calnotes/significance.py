@@ -1,0 +1,173 @@
+"""Is a measured calibration error more than noise?  p-values under the calibrated null and
+bootstrap confidence intervals, for the rows of :func:`calnotes.evaluate`.
+
+The calibrated null (consistency resampling, Broecker & Smith 2007): the predictions are
+exactly right, so the outcomes are drawn from them -- a label ``y*_i ~ Cat(p_i)`` for the
+class-wise rows, a correct/incorrect indicator ``~ Ber(max_r p_ir)`` for the confidence rows and
+``y*_i ~ Ber(P(y = 1))`` for the binary rows.  The bins depend on the predictions only, so they
+are the same under the null.  The p-value of a measured value ``t`` is ``P(T >= t)`` for the
+measure ``T`` under that null.
+
+Exact where the machinery of Part II gives it
+    For one binary column (the confidence and binary rows) whose equal-mass bins are not
+    straddled by ties, the bins' positive counts ``K_j`` are independent Poisson-binomial
+    variables (exact pmfs, :func:`poisson_binomial_pmf_fft`) and ``T = sum_j g(a_j - K_j)`` with
+    ``g(s) = |s| / n`` (ECE, l1-QECE) or ``s^2 / n^2`` (l2-QECE).  The law of the sum is
+    computed on a grid with every term rounded down and, separately, up
+    (:func:`exact_tail_bounds`): the two tails bracket the exact p-value, and the report gives
+    the upper one (a valid, slightly conservative p-value) with the bracket's width.
+By seeded Monte Carlo otherwise
+    Class-wise rows (the columns of one sample are dependent: one label per row), tie groups
+    straddling an equal-mass boundary (the tie-averaged measure is not a sum over independent
+    bins) and SmoothECE: ``R`` replications of the null computed in batches from the sorted
+    order of :mod:`calnotes._sorted` (nothing is re-sorted), ``p = (1 + #{T_r >= t}) / (R + 1)``,
+    which is a valid p-value for any ``R`` (Davison & Hinkley 1997, eq. 4.11); its resolution is
+    ``1 / (R + 1)``.
+
+The bootstrap interval resamples the rows (``n`` with replacement, ``B`` times) and recomputes
+the measure with its own bins on each resample (the percentile interval).  It describes how much
+the *value* would move with other data from the same population; the p-value says whether it is
+larger than calibration alone explains.
+
+Chapter "Evaluate your own model" (``book/practice/evaluate``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .expectation import poisson_binomial_pmf
+
+__all__ = ["poisson_binomial_pmf_fft", "exact_tail_bounds", "monte_carlo_p_value",
+           "draw_categorical", "DEFAULT_DRAWS", "DEFAULT_BOOTSTRAP", "CI_LEVEL"]
+
+#: Monte Carlo draws of the calibrated null per row when the exact law is not available.
+DEFAULT_DRAWS = 200
+#: Bootstrap resamples per row.
+DEFAULT_BOOTSTRAP = 200
+#: Level of the bootstrap percentile interval.
+CI_LEVEL = 0.9
+#: Grid cells below the observed value in :func:`exact_tail_bounds`.
+GRID_CELLS = 1 << 14
+_LEAF = 64
+
+
+def poisson_binomial_pmf_fft(q) -> np.ndarray:
+    """Law of a sum of independent ``Ber(q_i)``: leaves of 64 by the exact recursion of
+    :func:`calnotes.poisson_binomial_pmf`, then a balanced tree of FFT convolutions,
+    ``O(L log^2 L)`` (entries carry an absolute rounding error of about ``1e-16`` times the
+    largest; clipped at 0 and renormalised).
+
+    Examples
+    --------
+    >>> from scipy.stats import binom
+    >>> bool(abs(poisson_binomial_pmf_fft([0.5] * 200)[100] - binom.pmf(100, 200, 0.5)) < 1e-14)
+    True
+    """
+    from scipy.signal import fftconvolve
+
+    q = np.asarray(q, dtype=np.float64)
+    total = q.shape[0]
+    shift = int((q == 1.0).sum())
+    q = q[(q > 0.0) & (q < 1.0)]
+    if q.size <= _LEAF:
+        pmf = poisson_binomial_pmf(q) if q.size else np.ones(1)
+    else:
+        pad = -q.size % _LEAF
+        leaves = poisson_binomial_pmf(np.concatenate([q, np.zeros(pad)]).reshape(-1, _LEAF))
+        pieces = list(leaves)
+        while len(pieces) > 1:
+            nxt = [fftconvolve(pieces[i], pieces[i + 1]) for i in range(0, len(pieces) - 1, 2)]
+            if len(pieces) % 2:
+                nxt.append(pieces[-1])
+            pieces = [np.clip(p, 0.0, None) for p in nxt]
+        pmf = pieces[0][:q.size + 1]
+        pmf /= pmf.sum()
+    out = np.zeros(total + 1)
+    out[shift:shift + pmf.shape[0]] = pmf          # the length of poisson_binomial_pmf's
+    return out
+
+
+def exact_tail_bounds(a, pmfs, t: float, power: int, n: int,
+                      cells: int = GRID_CELLS) -> tuple[float, float]:
+    """Bounds ``lo <= P(T >= t) <= hi`` for ``T = sum_j |a_j - K_j|^power / n^power`` with
+    independent ``K_j ~ pmfs[j]`` (a list of 1-d pmfs on ``0, 1, ...``).
+
+    Every term is rounded down (for ``lo``) and up (for ``hi``) to a grid of ``cells`` steps
+    below ``t``; the sums of the rounded terms are exact integer convolutions (FFT, all mass at
+    or above ``t`` pooled), so the bracket is rigorous up to floating-point rounding of the
+    convolutions (about ``1e-12``).
+
+    Examples
+    --------
+    >>> # one bin of two fair coins, a = 1: T = |1 - K| / 2 is 0 (K = 1) or 1/2 (K = 0, 2)
+    >>> [float(round(b, 12)) for b in exact_tail_bounds([1.0], [np.array([.25, .5, .25])],
+    ...                                                   0.5, 1, 2)]
+    [0.5, 0.5]
+    """
+    from scipy.signal import fftconvolve
+
+    if not t > 0:
+        return 1.0, 1.0
+    h = t / cells
+    out = []
+    for rounding in (np.floor, np.ceil):
+        dist = np.zeros(cells + 1)
+        dist[0] = 1.0                                    # cell `cells` pools everything >= t
+        for a_j, pmf in zip(np.asarray(a, dtype=np.float64).tolist(), pmfs):
+            k = np.arange(pmf.shape[0], dtype=np.float64)
+            g = np.abs(a_j - k) ** power / float(n) ** power
+            # a tiny relative slack keeps a term equal to a grid point on it after rounding
+            idx = rounding(g / h * (1 + (1e-12 if rounding is np.floor else -1e-12)))
+            idx = np.minimum(idx, cells).astype(np.int64)
+            term = np.bincount(idx, weights=pmf, minlength=cells + 1)
+            below = np.clip(fftconvolve(dist[:cells], term)[:cells], 0.0, None)
+            dist = np.append(below, max(0.0, 1.0 - below.sum()))  # mass >= t stays pooled
+        out.append(float(min(1.0, max(0.0, dist[cells]))))
+    return out[0], out[1]
+
+
+def monte_carlo_p_value(observed: float, draws: np.ndarray) -> float:
+    """``(1 + #{draws >= observed}) / (R + 1)``; values equal to ``observed`` up to ``1e-12``
+    relative count as ``>=`` (they are the same number computed in another order).
+
+    Examples
+    --------
+    >>> monte_carlo_p_value(0.5, np.array([0.1, 0.5, 0.7, 0.2]))
+    0.6
+    """
+    draws = np.asarray(draws, dtype=np.float64)
+    slack = 1e-12 * abs(observed)
+    return float((1 + np.count_nonzero(draws >= observed - slack)) / (draws.shape[0] + 1))
+
+
+def draw_categorical(cdf: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """Labels ``y_i = min{j : cdf[i, j] > u_i cdf[i, -1]}`` for a batch of uniforms ``u``
+    (shape ``(R, n)``): a vectorised binary search over the rows' cumulative sums (``log2 k``
+    gathers), so a class of probability 0 is never drawn.
+
+    Examples
+    --------
+    >>> cdf = np.cumsum([[0.2, 0.0, 0.8]], axis=1)
+    >>> draw_categorical(cdf, np.array([[0.1], [0.2], [0.95]])).ravel().tolist()
+    [0, 2, 2]
+    """
+    n, k = cdf.shape
+    if k > 16:      # one binary search per row over its contiguous cumulative sums
+        out = np.empty(u.shape, dtype=np.int64)
+        uT = np.ascontiguousarray(u.T)
+        for i in range(n):
+            out[:, i] = np.searchsorted(cdf[i], uT[i] * cdf[i, -1], side="right")
+        return np.minimum(out, k - 1)
+    target = u * cdf[:, -1][None, :]
+    flat = cdf.ravel()
+    base = (np.arange(n, dtype=np.int64) * k)[None, :]
+    label = np.zeros(u.shape, dtype=np.int64)         # = #{j : cdf[i, j] <= target}
+    step = 1 << max(0, (k - 1).bit_length())
+    while step:
+        nxt = label + step
+        ok = nxt <= k - 1
+        probe = np.where(ok, nxt, k - 1) - 1
+        label = np.where(ok & (flat[base + probe] <= target), nxt, label)
+        step >>= 1
+    return label

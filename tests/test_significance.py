@@ -1,0 +1,199 @@
+"""p-values under the calibrated null and bootstrap intervals (calnotes.significance and the
+one-sort engine of calnotes.evaluate)."""
+
+import numpy as np
+import pytest
+from scipy.stats import binomtest
+
+import calnotes
+from calnotes import _evalrows
+from calnotes._binstats import positives_by_class
+from calnotes._sorted import SortedColumns, measure_columns
+from calnotes.expectation import poisson_binomial_pmf
+from calnotes.measures import confidence_scores
+from calnotes.significance import (draw_categorical, exact_tail_bounds, monte_carlo_p_value,
+                                   poisson_binomial_pmf_fft)
+
+
+def _calibrated(n, k, rng, ties=False):
+    P = rng.dirichlet(np.ones(k), size=n)
+    if ties:
+        P = np.round(P, 1)
+        P[:, -1] = np.clip(1 - P[:, :-1].sum(axis=1), 0, 1)
+        P /= P.sum(axis=1, keepdims=True)
+    y = (P.cumsum(axis=1) > rng.random((n, 1))).argmax(axis=1)
+    return P, y
+
+
+@pytest.mark.parametrize("ties", ["average", "position"])
+@pytest.mark.parametrize("rounded", [False, True])
+def test_sorted_engine_equals_the_public_measures(ties, rounded):
+    """The one-sort engine gives the numbers of calnotes.l1_qece / l2_qece / binned_ece, also
+    with heavy ties straddling equal-mass boundaries and with more equal-width bins than
+    samples; they differ only in the order of floating-point additions (<= 1e-13 here)."""
+    rng = np.random.default_rng(5)
+    for _ in range(25):
+        n, k = int(rng.integers(5, 80)), int(rng.integers(2, 5))
+        P, y = _calibrated(n, k, rng, ties=rounded)
+        sc = SortedColumns(P, workers=1)
+        loc = sc.locate_positives(positives_by_class(y, k))
+        for m in (1, 3, 7, n, n + 4):
+            for name, public, binning in (("ECE", calnotes.binned_ece, "width"),
+                                          ("l1-QECE", calnotes.l1_qece, "mass"),
+                                          ("l2-QECE", calnotes.l2_qece, "mass")):
+                if binning == "mass" and m > n:
+                    continue
+                got = measure_columns(sc.plan(m, binning).stats(loc, ties), name).mean()
+                kwargs = {"n_bins": m} if binning == "width" else {"n_bins": m, "ties": ties}
+                want = calnotes.classwise(public, y, P, **kwargs)
+                assert abs(got - want) <= 1e-13 * (1 + abs(want)), (n, m, name)
+
+
+def test_fft_poisson_binomial_equals_the_exact_recursion():
+    rng = np.random.default_rng(0)
+    q = np.concatenate([rng.uniform(size=900), [0.0, 1.0, 1.0]])
+    assert np.abs(poisson_binomial_pmf_fft(q) - poisson_binomial_pmf(q)).max() < 1e-14
+
+
+def test_exact_tail_bracket_contains_the_brute_force_tail():
+    """T = sum_j |a_j - K_j| / n over 4 bins of 12: the exact law by enumerating the K_j
+    grid (13^4 points) lies inside [lo, hi]."""
+    rng = np.random.default_rng(1)
+    p = np.sort(rng.uniform(size=48))
+    bins = p.reshape(4, 12)
+    a = bins.sum(axis=1)
+    pmfs = [poisson_binomial_pmf(b) for b in bins]
+    grids = np.meshgrid(*[np.arange(13)] * 4, indexing="ij")
+    T = sum(np.abs(a[j] - grids[j]) for j in range(4)) / 48
+    prob = np.prod([pmfs[j][grids[j]] for j in range(4)], axis=0)
+    for t in np.quantile(T, [0.5, 0.9, 0.99]):
+        exact = prob[T >= t - 1e-12].sum()
+        lo, hi = exact_tail_bounds(a, pmfs, t, 1, 48)
+        assert lo - 1e-12 <= exact <= hi + 1e-12
+        assert hi - lo < 0.05
+
+
+def test_draw_categorical_frequencies_and_zero_classes():
+    """Frequencies within 4.5 binomial SEs (about 1e-5 two-sided for each of <= 40 classes);
+    a class of probability 0 is never drawn (both search paths, k <= 16 and k > 16)."""
+    rng = np.random.default_rng(2)
+    for k in (3, 9, 40):
+        p = rng.dirichlet(np.ones(k))
+        p[1] = 0.0
+        p /= p.sum()
+        labels = draw_categorical(np.cumsum(np.tile(p, (4, 1)), axis=1),
+                                  rng.random((50000, 4)))
+        freq = np.bincount(labels.ravel(), minlength=k) / labels.size
+        assert freq[1] == 0.0
+        se = np.sqrt(p * (1 - p) / labels.size)
+        assert np.all(np.abs(freq - p) <= 4.5 * se + 1e-12)
+
+
+def test_monte_carlo_p_value_counts_ties_as_exceeding():
+    assert monte_carlo_p_value(1.0, np.array([1.0, 0.5, 2.0])) == 0.75
+    assert monte_carlo_p_value(3.0, np.zeros(19)) == 0.05
+
+
+def _p_values(seed, n=150, k=3):
+    rng = np.random.default_rng(seed)
+    P, y = _calibrated(n, k, rng)
+    report = calnotes.evaluate(P, labels=y, n_bins=[5], utility=False, smooth_ece=False,
+                               references=False, draws=99, bootstrap=0, rng=seed)
+    return {(r["measure"], r["aggregation"]): (r["p_value"], r["p_value_method"])
+            for r in report.rows}
+
+
+def test_p_values_are_uniform_under_the_calibrated_null():
+    """Calibrated data, 300 seeds: each row's rejection rate at 5% (and at 50%) is a
+    Binomial(300, alpha) count -- the exact p-values are continuous up to a bracket of width
+    < 1e-2, the Monte Carlo ones satisfy P(p <= 5/100) = 5/100 exactly for a continuous
+    statistic -- so a two-sided binomial test must not reject at level 0.001 (6 rows x 2
+    levels: a family-wise false alarm rate of about 1%)."""
+    results = [_p_values(seed) for seed in range(300)]
+    assert {method for r in results for _, method in r.values()} == {"exact", "monte-carlo"}
+    for key in results[0]:
+        p = np.array([r[key][0] for r in results])
+        for alpha in (0.05, 0.5):
+            hits = int(np.count_nonzero(p <= alpha))
+            assert binomtest(hits, p.size, alpha).pvalue > 1e-3, (key, alpha, hits)
+
+
+def test_miscalibration_gives_small_p_values():
+    """Over-confident predictions (labels from a temperature-3 flattening): every row's
+    p-value is at the Monte Carlo floor 1/(R + 1) or below 1e-3."""
+    rng = np.random.default_rng(4)
+    logits = 3 * rng.standard_normal((2000, 4))
+    P = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+    Q = np.exp(logits / 3) / np.exp(logits / 3).sum(axis=1, keepdims=True)
+    y = (Q.cumsum(axis=1) > rng.random((2000, 1))).argmax(axis=1)
+    report = calnotes.evaluate(P, labels=y, n_bins=[10], utility=False, smooth_ece=False,
+                               draws=99, bootstrap=0)
+    for row in report.rows:
+        assert row["p_value"] <= max(1e-3, 1 / 100), row
+
+
+def test_exact_and_monte_carlo_p_values_agree():
+    """Confidence rows: the exact bracket against 4000 redraws of correct ~ Ber(conf)
+    through the public l1_qece (|difference| <= 4 SE + bracket width)."""
+    rng = np.random.default_rng(6)
+    P, y = _calibrated(120, 3, rng)
+    conf = P.max(axis=1)
+    report = calnotes.evaluate(P, labels=y, n_bins=[4], utility=False, smooth_ece=False,
+                               draws=99, bootstrap=0)
+    row = next(r for r in report.rows
+               if (r["measure"], r["aggregation"]) == ("l1-QECE", "confidence"))
+    assert row["p_value_method"] == "exact"
+    draws = np.array([calnotes.l1_qece((rng.random(120) < conf).astype(int), conf, 4)
+                      for _ in range(4000)])
+    mc = np.mean(draws >= row["value"] * (1 - 1e-12))
+    se = np.sqrt(mc * (1 - mc) / 4000) + 1e-3
+    assert abs(mc - row["p_value"]) <= 4 * se + (row["p_value"] - row["p_value_lower"])
+
+
+@pytest.mark.parametrize("ties", ["average", "position"])
+def test_bootstrap_resample_is_the_measure_on_the_resampled_rows(ties):
+    """A resample built from the sorted order equals the public measure on the rows repeated
+    by their multiplicities (resampled rows in input order), ties included."""
+    rng = np.random.default_rng(7)
+    P, y = _calibrated(60, 3, rng, ties=True)
+    conf, top, correct = confidence_scores(y, P)
+    for prob in _evalrows.problems(y, P, top, correct, conf, ("confidence", "classwise")):
+        prob.prepare(1)
+        resampler = _evalrows.Resampler(prob)
+        for _ in range(5):
+            w = rng.multinomial(60, np.full(60, 1 / 60))
+            idx = np.repeat(np.arange(60), w)
+            got = resampler.values(w, [(4, "l1-QECE"), (4, "l2-QECE"), (7, "ECE")], ties)
+            if prob.aggregation == "confidence":
+                yy, pp, lift = correct[idx], conf[idx], lambda f, **kw: f(yy, pp, **kw)
+            else:
+                yy, pp = y[idx], P[idx]
+                lift = lambda f, **kw: calnotes.classwise(f, yy, pp, **kw)  # noqa: E731
+            want = [lift(calnotes.l1_qece, n_bins=4, ties=ties),
+                    lift(calnotes.l2_qece, n_bins=4, ties=ties),
+                    lift(calnotes.binned_ece, n_bins=7)]
+            assert np.allclose(got, want, rtol=1e-12, atol=1e-15), (prob.aggregation, got, want)
+
+
+def test_significance_is_reproducible_and_reported(tmp_path):
+    rng = np.random.default_rng(8)
+    P, y = _calibrated(200, 3, rng)
+    a = calnotes.evaluate(P, labels=y, n_bins=[5], utility=False, rng=3, out=tmp_path / "a")
+    b = calnotes.evaluate(P, labels=y, n_bins=[5], rng=3)       # utility on: same stream
+    key = ("p_value", "ci_lower", "ci_upper")
+    binned = [r for r in a.rows if r["binning"] != "kernel"]
+    assert [[r[k] for k in key] for r in binned] == \
+        [[r[k] for k in key] for r in b.rows if r["binning"] != "kernel"]
+    for r in binned:
+        assert 0 < r["p_value"] <= 1 and r["ci_lower"] <= r["ci_upper"]
+    assert "p_value" in (tmp_path / "a" / "report.csv").read_text().splitlines()[0]
+    assert "p-value" in a.format_table()
+
+
+@pytest.mark.parametrize("kwargs, name", [
+    ({"draws": 5}, "draws"), ({"draws": 2.5}, "draws"), ({"bootstrap": -1}, "bootstrap"),
+    ({"significance": "yes"}, "significance")])
+def test_bad_significance_options_name_the_argument(kwargs, name):
+    P = np.full((10, 2), 0.5)
+    with pytest.raises((TypeError, ValueError), match=name):
+        calnotes.evaluate(P, labels=np.arange(10) % 2, **kwargs)
