@@ -292,7 +292,8 @@ class EvaluationReport:
         return self.format_table()
 
     def write(self, out, *, force: bool = False, figure: bool = True) -> list[Path]:
-        """Write ``report.json``, ``report.csv``, ``reliability.png``, ``sharpness.png`` (the
+        """Write ``report.json``, ``report.csv``, ``reliability.png`` (binned diagrams with
+        consistency bands and the CORP diagram), ``sharpness.png`` (the
         calibration-sharpness diagram, Brier pair) and ``utility_ecdf.png`` (the eCDFs of
         utility calibration errors; only when the report has a utility part) into folder
         ``out``.
@@ -836,11 +837,16 @@ def _sharpness_figure(y, P, title):
 def _reliability_figure(y, P, m, title):
     from matplotlib.figure import Figure
 
-    from .plotting import reliability_panels
+    from .measures import confidence_scores
+    from .plotting import corp_diagram, reliability_panels
 
     panels = 3 if P.shape[1] == 2 else 2
-    fig = Figure(figsize=(4.5 * panels, 4.6), layout="constrained")
-    reliability_panels(y, P, m, ax=fig.subplots(1, panels))
+    fig = Figure(figsize=(4.5 * (panels + 1), 4.6), layout="constrained")
+    axes = fig.subplots(1, panels + 1)
+    reliability_panels(y, P, m, ax=axes[:panels])
+    conf, _, correct = confidence_scores(y, P)
+    corp_diagram(correct, conf, ax=axes[panels])      # CORP: isotonic, ties pooled, MCB/DSC/UNC
+    axes[panels].set_title("confidence, CORP (isotonic)", fontsize=10)
     fig.suptitle(Path(title).name if title else "", fontsize=10)
     return fig
 

@@ -1,28 +1,39 @@
-"""Plots of calibration: reliability diagrams.
+"""Plots of calibration: reliability diagrams, with consistency bands; CORP curves.
 
 Every function takes ``ax=None`` (a new figure is made when it is ``None``) and returns the
 matplotlib Axes it drew on, so figures compose: draw two predictors on one Axes, or one per
 panel of ``plt.subplots``.  matplotlib is imported inside the functions, so importing
 :mod:`calnotes` never loads it.
 
-The numbers behind each plot come from the library (here :func:`calnotes.reliability_stats`),
-with the bin convention of :mod:`calnotes.binning`: a reliability diagram and the binned ECE
-computed with the same ``n_bins`` and ``binning`` use the same bins.
+The numbers behind each plot come from the library (here :func:`calnotes.reliability_stats`,
+:func:`calnotes.reliability.consistency_bands` and :func:`calnotes.reliability.corp`), with the
+bin convention of :mod:`calnotes.binning`: a reliability diagram and the binned ECE computed
+with the same ``n_bins`` and ``binning`` use the same bins.
 """
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
+from .binning import _width_bins_unchecked
 from .measures import reliability_stats
+from .reliability import consistency_bands, corp
 
-__all__ = ["reliability_diagram", "reliability_panels", "calibration_sharpness_diagram"]
+__all__ = ["reliability_diagram", "reliability_panels", "calibration_sharpness_diagram",
+           "corp_diagram", "classwise_reliability"]
 
 _DIAGONAL_GID = "calnotes-diagonal"
 _HIST_GID = "calnotes-histogram-axes"
 _DENSITY_GID = "calnotes-density-axes"
 _BAND_GID = "calnotes-sharpness-band"
 _CURVE_GID = "calnotes-calibration-curve"
+_CONSISTENCY_GID = "calnotes-consistency-band"
+_CORP_GID = "calnotes-corp-curve"
+#: Level of the consistency bands drawn by :func:`reliability_diagram`.
+BAND_LEVEL = 0.9
+_BAND_STYLE = {"alpha": 0.3, "linewidth": 6}
 
 
 def _histogram_axes(ax):
@@ -34,6 +45,7 @@ def _histogram_axes(ax):
     twin.set_gid(_HIST_GID)
     twin.set_box_aspect(1)
     twin._calnotes_parent = ax
+    twin.set_ylim(0, 1)                 # shares are fractions: the axis is [0, 1]
     twin.set_ylabel("share of predictions", color="0.45")
     twin.tick_params(axis="y", colors="0.45")
     twin.spines["right"].set_color("0.6")
@@ -44,14 +56,17 @@ def _histogram_axes(ax):
 
 
 def reliability_diagram(y_true, y_prob, n_bins: int = 15, *, binning: str = "width",
-                        ax=None, label=None, show_hist: bool = True):
+                        ax=None, label=None, show_hist: bool = True, bands: bool = True):
     """Reliability diagram of a binary predictor: mean outcome against mean prediction per bin.
 
     Each non-empty bin is a point at (mean prediction, mean outcome) -- the two averages
     whose weighted gaps make up the binned ECE -- joined by a line; the dashed diagonal is
-    perfect calibration.  A histogram of the predictions (the share of samples in each of
-    ``n_bins`` equal-width bins) is drawn in grey on a twin axis along the bottom, so that
-    sparsely populated bins are easy to spot.
+    perfect calibration.  Behind each point, a shaded vertical bar is its 90% consistency band
+    (Broecker & Smith 2007, :func:`calnotes.reliability.consistency_bands`): where the bin's
+    mean outcome falls with probability at least 0.9 if the predictor is calibrated, given
+    the bin's predictions.  A histogram of the predictions (the share of samples in each of
+    ``n_bins`` equal-width bins) is drawn on a twin axis whose scale is the fraction, from 0
+    to 1, so that sparsely populated bins are easy to spot.
 
     Parameters
     ----------
@@ -72,7 +87,10 @@ def reliability_diagram(y_true, y_prob, n_bins: int = 15, *, binning: str = "wid
     label : str, optional
         Legend label of the curve; when given, a legend is drawn.
     show_hist : bool, default True
-        Draw the histogram of predictions.
+        Draw the histogram of predictions (right axis: share of predictions, from 0 to 1).
+    bands : bool, default True
+        Draw the 90% consistency band of each non-empty bin, in the curve's colour (with a
+        legend entry when ``label`` is given).
 
     Returns
     -------
@@ -83,8 +101,12 @@ def reliability_diagram(y_true, y_prob, n_bins: int = 15, *, binning: str = "wid
     -----
     The points are ``reliability_stats(y_true, y_prob, n_bins, binning=binning)``; the
     distance of a point from the diagonal, weighted by its bin's share of the samples, is
-    that bin's term of :func:`calnotes.binned_ece`.  Used in the chapters *Introduction*
-    (``book/intro.md``) and *The measures* (``book/foundations/measures.md``).
+    that bin's term of :func:`calnotes.binned_ece`.  The bands are
+    ``consistency_bands(y_prob, n_bins, binning=binning, level=0.9)``, on the same bins; they
+    are per-bin bands, so a calibrated model may still have up to about one point in ten
+    outside its band.  Used in the chapters *Introduction* (``book/intro.md``), *The measures*
+    (``book/foundations/measures.md``) and *Evaluate your own model*
+    (``book/practice/evaluate.md``).
 
     Examples
     --------
@@ -96,6 +118,8 @@ def reliability_diagram(y_true, y_prob, n_bins: int = 15, *, binning: str = "wid
     >>> out = reliability_diagram(y, p, n_bins=10, ax=ax, label="calibrated")
     >>> out is ax, type(out).__name__
     (True, 'Axes')
+    >>> [c.get_label() for c in ax.collections]
+    ['calibrated: 90% consistency band']
     >>> plt.close(fig)
     """
     stats = reliability_stats(y_true, y_prob, n_bins, binning=binning)
@@ -113,6 +137,14 @@ def reliability_diagram(y_true, y_prob, n_bins: int = 15, *, binning: str = "wid
     keep = stats["count"] > 0
     (line,) = ax.plot(stats["mean_prob"][keep], stats["mean_outcome"][keep], marker="o",
                       markersize=4, linewidth=1.5, label=label if label is not None else "_nolegend_")
+    if bands:
+        band = consistency_bands(p, n_bins, binning=binning, level=BAND_LEVEL)
+        filled = band.count > 0
+        ax.vlines(band.mean_prob[filled], band.lower[filled], band.upper[filled],
+                  colors=line.get_color(), capstyle="butt", zorder=line.get_zorder() - 0.5,
+                  gid=_CONSISTENCY_GID, **_BAND_STYLE,
+                  label=(f"{label}: {100 * BAND_LEVEL:.0f}% consistency band"
+                         if label is not None else "_nolegend_"))
 
     if show_hist:
         twin = _histogram_axes(ax)
@@ -122,8 +154,7 @@ def reliability_diagram(y_true, y_prob, n_bins: int = 15, *, binning: str = "wid
         edges = np.arange(n_bins + 1) / n_bins
         twin.bar(edges[:-1], share, width=np.diff(edges), align="edge",
                  color=line.get_color(), alpha=0.22, linewidth=0)
-        top = max(float(share.max()), max((b.get_height() for b in twin.patches), default=0.0))
-        twin.set_ylim(0, 4 * top if top > 0 else 1)  # bars fill the bottom quarter
+        twin.set_ylim(0, 1)           # shares are fractions: a fixed [0, 1] axis, true heights
 
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1)
@@ -141,9 +172,12 @@ def reliability_panels(y_true, y_prob, n_bins: int = 15, *, ax=None, title=None)
     Panels: the confidence (top-label) problem with equal-width bins, the same with equal-mass
     bins, and, for a binary model (``k = 2``), the usual diagram of ``P(y = 1)`` against ``y``
     with equal-width bins.  Each panel has a legend: the points are (mean prediction, mean
-    outcome) per bin, the dashed line is perfect calibration, and the grey bars on the right
-    axis are the share of predictions in each of ``n_bins`` **equal-width** bins, in every
-    panel (the equal-mass panel too: its bins would all hold the same share).
+    outcome) per bin, the shaded vertical bars are their 90% consistency bands (where the
+    points of a calibrated model fall with probability at least 0.9,
+    :func:`calnotes.reliability.consistency_bands`), the dashed line is perfect calibration,
+    and the bars on the right axis (from 0 to 1) are the share of predictions in each of
+    ``n_bins`` **equal-width** bins, in every panel (the equal-mass panel too: its bins would
+    all hold the same share).
 
     Parameters
     ----------
@@ -202,6 +236,9 @@ def reliability_panels(y_true, y_prob, n_bins: int = 15, *, ax=None, title=None)
         color = a.get_lines()[-1].get_color()
         a.legend(handles=[Line2D([], [], color=color, marker="o", markersize=4,
                                  label="mean outcome per bin"),
+                          Line2D([], [], color=color, solid_capstyle="butt", **_BAND_STYLE,
+                                 label=f"{100 * BAND_LEVEL:.0f}% consistency band\n"
+                                       "(if calibrated)"),
                           Line2D([], [], color="0.55", linestyle="--",
                                  label="perfect calibration"),
                           Patch(color=color, alpha=0.22,
@@ -305,3 +342,211 @@ def calibration_sharpness_diagram(result, ax=None, title=None):
     if title is not None:
         ax.set_title(title, fontsize=10)
     return ax
+
+
+_DECOMPOSITION_NAMES = {"brier": "Brier score", "log": "log score"}
+
+
+def corp_diagram(y_true, y_prob, *, ax=None, label=None, show_hist: bool = True,
+                 decomposition: str | None = "brier"):
+    """CORP reliability diagram (Dimitriadis, Gneiting & Jordan 2021): the PAV-recalibrated curve.
+
+    The curve is :func:`calnotes.reliability.corp`'s isotonic regression of the outcomes on
+    the predictions, drawn as a step function through the distinct predictions (at a
+    prediction ``x_j`` and up to the next one, the recalibrated value of ``x_j``) on the unit
+    square with the dashed diagonal of perfect calibration.  No bins are chosen: PAV pools the
+    predictions into the blocks of the step function, and tied predictions always share a
+    value.  The legend gives the score decomposition ``S = MCB - DSC + UNC``
+    (miscalibration, discrimination, uncertainty).
+
+    Parameters
+    ----------
+    y_true : array_like of int, shape (n,)
+        Outcomes in ``{0, 1}``.
+    y_prob : array_like, shape (n,)
+        Predicted ``P(y = 1)``; for ``k`` classes the confidence problem
+        (:func:`calnotes.confidence_scores`) or one class column.
+    ax : matplotlib.axes.Axes, optional
+        Where to draw; a new figure and Axes when omitted.  Call again with the same ``ax`` to
+        overlay another predictor.
+    label : str, optional
+        Name of the predictor in the legend (default ``"CORP"``).
+    show_hist : bool, default True
+        Histogram of the predictions (20 equal-width bins) on a twin axis, share of
+        predictions from 0 to 1.
+    decomposition : {"brier", "log"} or None, default "brier"
+        Score whose decomposition is written in the legend; ``None`` for the name only.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The Axes with the curve (the histogram lives on a twin of it).
+
+    Notes
+    -----
+    With the log score, a prediction of exactly 0 for a positive (or 1 for a negative) makes
+    the score and MCB infinite; the legend then reads ``inf``.  Used in chapter *Evaluate your
+    own model* (``book/practice/evaluate.md``).
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=500)
+    >>> y = (rng.uniform(size=500) < p ** 2).astype(int)
+    >>> ax = corp_diagram(y, p, label="model")
+    >>> type(ax).__name__, ax.get_legend().get_texts()[0].get_text().splitlines()[0]
+    ('Axes', 'model')
+    >>> plt.close(ax.figure)
+    """
+    if decomposition is not None and decomposition not in _DECOMPOSITION_NAMES:
+        raise ValueError("decomposition: expected 'brier', 'log' or None, got"
+                         f" {decomposition!r}")
+    result = corp(y_true, y_prob)
+
+    import matplotlib.pyplot as plt  # lazily: importing calnotes must not load matplotlib
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(5, 4.5), layout="constrained")
+    if not any(line.get_gid() == _DIAGONAL_GID for line in ax.get_lines()):
+        ax.plot([0, 1], [0, 1], linestyle="--", color="0.55", linewidth=1, gid=_DIAGONAL_GID,
+                label="_perfect calibration")
+
+    text = label if label is not None else "CORP"
+    if decomposition is not None:
+        d = result.decomposition(decomposition)
+        text += (f"\n{_DECOMPOSITION_NAMES[decomposition]} {d.score:.4f}"
+                 f"\nMCB {d.mcb:.4f}  DSC {d.dsc:.4f}  UNC {d.unc:.4f}")
+    (line,) = ax.step(result.x, result.fitted, where="post", linewidth=1.6, gid=_CORP_GID,
+                      label=text)
+
+    if show_hist:
+        twin = _histogram_axes(ax)
+        edges = np.arange(21) / 20
+        share = np.bincount(_width_bins_unchecked(result.x, 20), weights=result.weight,
+                            minlength=20) / result.weight.sum()
+        twin.bar(edges[:-1], share, width=np.diff(edges), align="edge",
+                 color=line.get_color(), alpha=0.22, linewidth=0)
+        twin.set_ylim(0, 1)
+
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.set_box_aspect(1)
+    ax.set_xlabel("prediction")
+    ax.set_ylabel("PAV-recalibrated probability (CORP)")
+    ax.legend(loc="upper left", frameon=False, fontsize=8)
+    return ax
+
+
+def classwise_reliability(y_true, y_prob, n_bins: int = 15, *, binning: str = "width",
+                          classes=None, ax=None, max_panels: int = 12):
+    """Class-wise reliability diagrams: one panel per class, ``p_r`` against ``1[y = r]``.
+
+    Small multiples of :func:`reliability_diagram` (points, 90% consistency bands, histogram
+    of the class's predictions), one per class of a ``k``-class model, on a grid of panels
+    with shared axes.  Each panel is titled with its class and that class's binned ECE,
+    ``binned_ece(y == r, P[:, r], n_bins, binning=binning)``, whose mean over the classes is
+    the class-wise ECE (:func:`calnotes.classwise`).  With more than ``max_panels`` classes,
+    only the ``max_panels`` classes with the largest class-wise ECE are drawn, in decreasing
+    order of it, and the figure title says so.
+
+    Parameters
+    ----------
+    y_true : array_like of int, shape (n,)
+        Labels in ``0..k-1``.
+    y_prob : array_like, shape (n, k)
+        Class probabilities (rows summing to one); a binary ``(n,)`` vector is read as
+        ``[1 - p, p]``.
+    n_bins : int, default 15
+        Bins of every panel and of the ECE in its title.
+    binning : {"width", "mass"}, default "width"
+        Equal-width or equal-mass bins (:mod:`calnotes.binning`).
+    classes : sequence of str, optional
+        Names of the ``k`` classes, for the titles (default: the class indices).
+    ax : sequence of matplotlib.axes.Axes, optional
+        One Axes per panel drawn (``min(k, max_panels)``); a new figure when omitted.
+    max_panels : int, default 12
+        Most panels drawn.
+
+    Returns
+    -------
+    list of matplotlib.axes.Axes
+        The panels drawn, in order (class order, or decreasing ECE when classes were left out).
+
+    Notes
+    -----
+    Used in chapter *Evaluate your own model* (``book/practice/evaluate.md``).
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> rng = np.random.default_rng(0)
+    >>> P = rng.dirichlet(np.ones(5), size=600)
+    >>> y = np.array([rng.choice(5, p=row) for row in P])
+    >>> axes = classwise_reliability(y, P, n_bins=8, classes=list("abcde"), max_panels=3)
+    >>> len(axes), axes[0].figure.get_suptitle()
+    (3, 'the 3 of 5 classes with the largest class-wise ECE (8 equal-width bins)')
+    >>> plt.close(axes[0].figure)
+    """
+    from ._validate import check_pair_matrix
+    from .measures import _check_binning, _check_bins, binned_ece, classwise
+
+    y, P = check_pair_matrix(y_true, y_prob)
+    k = P.shape[1]
+    binning = _check_binning(binning)
+    n_bins = _check_bins(n_bins, P.shape[0], binning)
+    if isinstance(max_panels, bool) or not isinstance(max_panels, numbers.Integral):
+        raise TypeError(f"max_panels: expected a positive integer, got {max_panels!r}")
+    if max_panels < 1:
+        raise ValueError(f"max_panels: expected a positive integer, got {max_panels}")
+    if classes is None:
+        names = [str(r) for r in range(k)]
+    else:
+        names = [str(c) for c in classes]
+        if len(names) != k:
+            raise ValueError(f"classes: expected {k} names (one per column of y_prob), got"
+                             f" {len(names)}")
+    ece = classwise(binned_ece, y, P, per_class=True, n_bins=n_bins, binning=binning)
+    if k > max_panels:
+        shown = np.argsort(-ece, kind="stable")[:max_panels]
+        note = (f"the {max_panels} of {k} classes with the largest class-wise ECE"
+                f" ({n_bins} equal-{binning} bins)")
+    else:
+        shown = np.arange(k)
+        note = None
+
+    import matplotlib.pyplot as plt  # lazily: importing calnotes must not load matplotlib
+
+    count = len(shown)
+    if ax is None:
+        ncols = min(count, 4)
+        nrows = -(-count // ncols)
+        fig, grid = plt.subplots(nrows, ncols, figsize=(3.4 * ncols, 3.4 * nrows),
+                                 sharex=True, sharey=True, layout="constrained", squeeze=False)
+        for extra in grid.ravel()[count:]:
+            extra.set_visible(False)
+        axes = list(grid.ravel()[:count])
+    else:
+        axes = list(np.ravel(ax))
+        if len(axes) != count:
+            raise ValueError(f"ax: expected {count} Axes (one per panel), got {len(axes)}")
+        ncols = count
+        fig = axes[0].figure
+
+    for i, (a, r) in enumerate(zip(axes, shown)):
+        reliability_diagram((y == r).astype(np.int64), P[:, r], n_bins, binning=binning, ax=a)
+        a.set_title(f"class {names[r]}: ECE {ece[r]:.3f}", fontsize=9)
+        first_col, last_col = i % ncols == 0, (i % ncols == ncols - 1) or i == count - 1
+        if not first_col:
+            a.set_ylabel("")
+        if i + ncols < count:
+            a.set_xlabel("")
+        else:                                   # no panel below: show the x tick labels
+            a.tick_params(axis="x", labelbottom=True)
+        twin = _histogram_axes(a)
+        if not last_col:
+            twin.set_ylabel("")
+            twin.tick_params(axis="y", labelright=False)
+    if note is not None:
+        fig.suptitle(note, fontsize=10)
+    return axes
