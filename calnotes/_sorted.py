@@ -285,13 +285,16 @@ class BinPlan:
         parts: list = []
         adds: list = []
         fixed_adds: list = []
+        by_col = np.argsort(loc.col, kind="stable")          # positives grouped by column
+        col_start = np.concatenate([[0], np.cumsum(np.bincount(loc.col, minlength=c))])
         for col, groups in self.groups.items():
-            in_col = loc.col == col
+            in_col = by_col[col_start[col]:col_start[col + 1]]
+            left_col = loc.left[in_col]
             for a, e, overlaps in groups:
-                sel = in_col & (loc.left == a)
-                if not sel.any() and ties == "position":
+                sel = in_col[left_col == a]                  # indices of the group's positives
+                if not sel.size and ties == "position":
                     continue
-                member |= sel
+                member[sel] = True
                 if ties == "position":
                     rank = np.searchsorted(self._rows_of_group(col, a, e), loc.row[sel])
                     pos = a + rank

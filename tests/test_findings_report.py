@@ -659,13 +659,13 @@ def test_L19_binary_figure_has_a_p1_panel_and_explains_the_bars():
     fig = report._figure()
     titles = [ax.get_title() for ax in fig.axes if ax.get_title()]
     assert titles == ["confidence, 10 equal-width bins", "confidence, 10 equal-mass bins",
-                      "P(y = 1), 10 equal-width bins"]
+                      "P(y = 1), 10 equal-width bins", "confidence, CORP (isotonic)"]
     legends = [t.get_text() for ax in fig.axes if ax.get_legend()
                for t in ax.get_legend().get_texts()]
     assert sum("equal-width bin" in text for text in legends) == 3
     P3, y3, _ = _multiclass(100, 3, 19)
     fig3 = calnotes.evaluate(P3, labels=y3, n_bins=[10])._figure()
-    assert len([ax for ax in fig3.axes if ax.get_title()]) == 2
+    assert len([ax for ax in fig3.axes if ax.get_title()]) == 3     # 2 binned + CORP
 
 
 # ============================================================================ loader options
