@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._binstats import positives_by_class
 from ._sorted import MEASURES, SORT_WORKERS, Located, SortedColumns, measure_columns
 from .expectation import _expected_abs_sums, _folded_normal_mean
 from .significance import (CI_LEVEL, draw_categorical, exact_tail_bounds, monte_carlo_p_value,
@@ -50,10 +51,7 @@ def problems(y, P, top, correct, conf, aggregations) -> list[Problem]:
         if agg == "confidence":
             out.append(Problem(agg, conf[:, None], [np.flatnonzero(correct)]))
         elif agg == "classwise":
-            k = P.shape[1]
-            order = np.argsort(y, kind="stable")
-            counts = np.bincount(y, minlength=k)
-            out.append(Problem(agg, P, np.split(order, np.cumsum(counts)[:-1])))
+            out.append(Problem(agg, P, positives_by_class(y, P.shape[1])))
         else:
             out.append(Problem(agg, np.ascontiguousarray(P[:, 1:2]), [np.flatnonzero(y == 1)]))
     return out

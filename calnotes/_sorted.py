@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _ties
-from ._binstats import BinStats, TieParts, _NO_PARTS
+from ._binstats import BinStats, TieParts
 from .binning import quantile_bin_of_position
 
 #: Worker threads for the column sorts (NumPy releases the GIL while sorting).
@@ -338,12 +338,11 @@ class BinPlan:
         return self._group_rows[key]
 
 
-_ = _NO_PARTS  # re-exported for callers that build stats without parts
 
 
 # ---------------------------------------------------------------------- measures from stats
 MEASURES = {
-    # name: (p, binning) as in calnotes.evaluation._MEASURES
+    # name: (p, binning): the binned measures of calnotes.evaluate's rows
     "ECE": (1, "width"),
     "l1-QECE": (1, "mass"),
     "l2-QECE": (2, "mass"),

@@ -104,12 +104,6 @@ _UC_WORKERS = min(4, os.cpu_count() or 1)
 #: one column (confidence, binary: FFT convolutions) the sum over bins of L log2(L)^2.
 EXACT_L1_BUDGET = _evalrows.EXACT_L1_BUDGET
 
-_MEASURES = (
-    # name, p, binning
-    ("ECE", 1, "width"),
-    ("l1-QECE", 1, "mass"),
-    ("l2-QECE", 2, "mass"),
-)
 _AGGREGATIONS = ("confidence", "classwise")
 _BINARY = "binary"
 
@@ -705,7 +699,8 @@ force_logits
     aggregations = _AGGREGATIONS + ((_BINARY,) if k == 2 else ())
     sig_rng = _significance_rng(rng) if significance else None
     probs = _evalrows.problems(y, P, top, correct, conf, aggregations)
-    specs = sum(1 for m in bins for _, _, b in _MEASURES if not (b == "mass" and m > n))
+    specs = sum(1 for m in bins for _, b in _evalrows.MEASURES.values()
+                if not (b == "mass" and m > n))
     with _progress(n * k, len(probs) * (1 + specs), progress) as bar:
         for prob in probs:
             prob.prepare(None)
