@@ -31,7 +31,7 @@ $(VENV)/bin/uv:
 # Reinstall when pyproject.toml changes, and when a package __init__.py appears or changes: the
 # editable install records which folders were namespace packages (no __init__.py) at install time.
 $(STAMP): pyproject.toml $(wildcard calnotes/__init__.py calnotes/*/__init__.py) | $(VENV)/bin/uv
-	$(VENV)/bin/uv pip install -p $(VENV) -e '.[book,test,data]'
+	$(VENV)/bin/uv pip install -p $(VENV) -e '.[book,test,data,scale]'
 	touch $@
 
 $(MATHJAX): scripts/fetch_mathjax.sh

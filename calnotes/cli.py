@@ -96,7 +96,9 @@ def _cmd_evaluate(args) -> int:
                       allow_pickle=args.allow_pickle, split=args.split, ties=args.ties,
                       utility=not args.no_utility, utility_samples=samples, rng=args.seed,
                       significance=not args.no_significance, draws=args.draws,
-                      bootstrap=args.bootstrap, **_loader_options(args))
+                      bootstrap=args.bootstrap,
+                      out_of_core=True if args.out_of_core else None,
+                      **_loader_options(args))
     print(report.to_json() if args.json else report.format_table())
     sys.stdout.flush()                            # the table is out before anything is written
     if args.out is not None:
@@ -198,12 +200,15 @@ def build_parser() -> argparse.ArgumentParser:
                           help="field separator of a CSV file (e.g. ';'; '\\t' or 'tab' for"
                           " tabs)")
     csv_opts.add_argument("--classes", metavar="A,B,...",
-                          help="class names in column order, for string labels")
+                          help="class names in column order, for string labels (default: the"
+                          " probability columns' names when the labels are those names, else"
+                          " the labels in sorted order, scikit-learn's classes_ order; the"
+                          " mapping is printed and saved)")
     csv_opts.add_argument("--no-header", action="store_true",
                           help="the CSV file has no header row")
     csv_opts.add_argument("--renormalize", nargs="?", const=True, default=None, metavar="TOL",
                           help="divide rows by their sums when they are within TOL of 1"
-                          " (rounded probabilities)")
+                          " (rounded probabilities; default TOL 0.02); the report notes it")
     csv_opts.add_argument("--force-logits", action="store_true",
                           help="read the predictions as logits even if they look like"
                           " probabilities")
@@ -230,6 +235,13 @@ def build_parser() -> argparse.ArgumentParser:
                      " available (default 200, at least 19)")
     sig.add_argument("--bootstrap", type=int, default=200, metavar="B",
                      help="bootstrap resamples for the intervals (default 200; 0: none)")
+    scale = p_eval.add_argument_group("scale")
+    scale.add_argument("--out-of-core", action="store_true",
+                       help="evaluate in bounded memory with Dask (pip install"
+                       " 'calnotes[scale]'): a .npy file is memory-mapped and read in row"
+                       " chunks; a folder of shards is always read this way.  Exact"
+                       " equal-mass rows and the references; no p-values, SmoothECE, utility"
+                       " part or figures")
     p_eval.set_defaults(func=_cmd_evaluate, parser=p_eval)
     return parser
 

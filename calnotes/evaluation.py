@@ -75,6 +75,7 @@ from pathlib import Path
 import numpy as np
 
 from . import _evalrows
+from . import scale as _scale
 from .data.loaders import Predictions, load_predictions
 from .measures import confidence_scores
 from .significance import DEFAULT_BOOTSTRAP, DEFAULT_DRAWS
@@ -175,6 +176,11 @@ class EvaluationReport:
         The calnotes version that made the report.
     input_sha256, labels_sha256 : str or None
         SHA-256 of the predictions file and of a separate labels file (``None`` for arrays).
+    label_mapping : dict or None
+        How the input's labels became class indices, ``{original label (text): class index}``
+        (:attr:`calnotes.data.Predictions.label_mapping`): class names, ``True``/``False``,
+        or numbers ``1..k`` named by the columns; ``None`` when the labels were indices
+        already.  Printed under the header of :meth:`format_table` and saved in JSON and CSV.
     """
 
     source: str
@@ -189,6 +195,7 @@ class EvaluationReport:
     input_sha256: str | None = None
     labels_sha256: str | None = None
     utility: dict | None = None
+    label_mapping: dict | None = None
 
     def to_dict(self) -> dict:
         """JSON-ready dictionary (non-finite numbers become ``None``, explained in ``notes``)."""
@@ -199,6 +206,8 @@ class EvaluationReport:
             "labels_sha256": self.labels_sha256,
             "n_samples": self.n_samples,
             "n_classes": self.n_classes,
+            "label_mapping": (None if self.label_mapping is None
+                              else {str(k): int(v) for k, v in self.label_mapping.items()}),
             "accuracy": _finite_or_none(self.accuracy),
             "mean_confidence": _finite_or_none(self.mean_confidence),
             "scores": {k: _finite_or_none(v) for k, v in self.scores.items()},
@@ -215,7 +224,9 @@ class EvaluationReport:
     def to_csv(self) -> str:
         """Long-format CSV: one line per score and per measure row, then the utility calibration:
         quantity ``UC`` per class (``aggregation`` is the class, ``binning`` the worst utility)
-        and ``UC_median``, ``UC_q90``, ``UC_max`` per sampled class."""
+        and ``UC_median``, ``UC_q90``, ``UC_max`` per sampled class; last, when the labels were
+        mapped (:attr:`label_mapping`), one line per label, quantity ``label_mapping``,
+        ``aggregation`` the original label and ``value`` its class index."""
         buf = io.StringIO()
         writer = csv.writer(buf, lineterminator="\n")
         writer.writerow(["quantity", "aggregation", "binning", "n_bins", "value",
@@ -242,6 +253,8 @@ class EvaluationReport:
                 for key in ("median", "q90", "max"):
                     writer.writerow([f"UC_{key}", entry["class"], "", "",
                                      _fmt_csv(entry[key]), "", "none"] + blank)
+        for label, index in (self.label_mapping or {}).items():
+            writer.writerow(["label_mapping", label, "", "", int(index), "", "none"] + blank)
         return buf.getvalue()
 
     def format_table(self) -> str:
@@ -254,6 +267,7 @@ class EvaluationReport:
         w = max([5] + [len(str(row["n_bins"])) for row in self.rows])
         lines = [
             f"{self.source}: n = {self.n_samples}, k = {self.n_classes}",
+        ] + _mapping_lines(self.label_mapping) + [
             f"accuracy {self.accuracy:.4f}   mean confidence {self.mean_confidence:.4f}",
             f"mean proper losses: {losses}",
             "",
@@ -302,6 +316,7 @@ class EvaluationReport:
         list of pathlib.Path
             The files written.
         """
+        figure = figure and self._plottable      # out-of-core reports hold no predictions
         out = check_out(out, force=force, figure=figure)
         names = REPORT_FILES if figure else REPORT_FILES[:2]
         stale = None
@@ -325,6 +340,9 @@ class EvaluationReport:
                 stale.unlink()      # an earlier report's figure (check_out passed: force=True)
         return targets
 
+    #: False for a report computed out of core: :meth:`write` writes no figures.
+    _plottable = True
+
     def _figure(self):
         raise RuntimeError("this report holds no predictions to plot")  # replaced in evaluate
 
@@ -333,6 +351,20 @@ class EvaluationReport:
 
     def _utility_figure(self):
         raise RuntimeError("this report holds no predictions to plot")  # replaced in evaluate
+
+
+#: Labels shown by :meth:`EvaluationReport.format_table` (all of them are in JSON and CSV).
+_TABLE_LABELS = 20
+
+
+def _mapping_lines(mapping) -> list:
+    """The header line of :meth:`EvaluationReport.format_table` for a label mapping."""
+    if not mapping:
+        return []
+    items = [f"{label!r} -> {index}" for label, index in mapping.items()]
+    if len(items) > _TABLE_LABELS:
+        items = items[:_TABLE_LABELS] + [f"... ({len(items)} labels in all: report.json)"]
+    return [f"labels -> classes: {', '.join(items)}"]
 
 
 def _p_text(row) -> str:
@@ -549,7 +581,8 @@ def evaluate(predictions, *, labels=None, kind: str | None = None, n_bins=None,
              smooth_ece: bool = True, utility: bool = True,
              utility_samples: int = DEFAULT_UTILITY_SAMPLES, utility_delta: float = 0.05,
              rng=0, significance: bool = True, draws: int = DEFAULT_DRAWS,
-             bootstrap: int = DEFAULT_BOOTSTRAP, progress=None) -> EvaluationReport:
+             bootstrap: int = DEFAULT_BOOTSTRAP, progress=None,
+             out_of_core=None) -> EvaluationReport:
     """Evaluate the calibration of a model's predictions.
 
     Parameters
@@ -626,6 +659,14 @@ force_logits
     progress : bool, optional
         Show a progress bar on standard error (default: for inputs of at least
         :data:`PROGRESS_ENTRIES` probabilities, about a second of work or more).
+    out_of_core : bool, optional
+        Evaluate in bounded memory with Dask (:mod:`calnotes.scale`; the ``scale`` extra;
+        command line: ``--out-of-core``).  Default: for a Dask array of predictions and for a
+        folder of shards.  ``True`` also memory-maps a ``.npy`` file (or takes an in-memory
+        array) in row chunks; ``False`` computes a Dask array into memory first.  Out of core
+        the report has the scores and every binned row (equal-mass rows exact, eq. (1)) with
+        exact l2 and folded-normal l1 references, but no p-values, intervals, SmoothECE,
+        utility part or figures (notes say so).
 
     Returns
     -------
@@ -689,6 +730,16 @@ force_logits
     options = {name: value for name, value in given.items()
                if value is not _LOADER_DEFAULTS[name]
                and not (isinstance(value, bool) and value == _LOADER_DEFAULTS[name])}
+    chunked = _out_of_core_input(predictions, labels, out_of_core, kind, options)
+    if chunked is not None:
+        return _evaluate_out_of_core(*chunked, requested=requested, ties=ties,
+                                     references=references, out=out, force=force,
+                                     skipped={"significance": significance,
+                                              "smooth_ece": smooth_ece, "utility": utility})
+    if out_of_core is False and _scale.is_dask_array(predictions):
+        predictions = np.asarray(predictions.compute())
+        if _scale.is_dask_array(labels):
+            labels = np.asarray(labels.compute())
     pred = _as_predictions(predictions, labels, kind, allow_pickle, split, options)
     y, P = pred.labels, pred.probs
     n, k = P.shape
@@ -733,12 +784,104 @@ force_logits
         input_sha256=_sha256(predictions) if is_file else None,
         labels_sha256=(_sha256(labels) if is_file and isinstance(labels, (str, os.PathLike))
                        else None),
-        utility=utility_part)
+        utility=utility_part, label_mapping=pred.label_mapping)
     m_fig = min(bins[0], n)
     report._figure = lambda: _reliability_figure(y, P, m_fig, pred.source)
     report._sharpness_figure = lambda: _sharpness_figure(y, P, pred.source)
     if ecdfs is not None:
         report._utility_figure = lambda: _utility_figure(ecdfs, pred.source)
+    if out is not None:
+        try:
+            report.write(out, force=force)
+        except OSError as exc:
+            exc.report = report
+            exc.add_note("the report was computed (the exception's .report); write it with"
+                         " report.write(folder)")
+            raise
+    return report
+
+
+_OOC_NAME = "out_of_core (command line: --out-of-core)"
+
+
+def _out_of_core_input(predictions, labels, out_of_core, kind, options):
+    """``(P, y, source)`` as Dask arrays when the evaluation runs out of core, else ``None``."""
+    if out_of_core not in (None, True, False):
+        raise TypeError(f"{_OOC_NAME}: expected True, False or None, got {out_of_core!r}")
+    is_folder = (isinstance(predictions, (str, os.PathLike))
+                 and Path(predictions).is_dir())
+    if out_of_core is False:
+        if is_folder:
+            raise ValueError(f"{_OOC_NAME}: predictions {predictions} is a folder of shards,"
+                             " which is read out of core only; drop out_of_core=False")
+        return None
+    dask_input = _scale.is_dask_array(predictions)
+    if out_of_core is None and not (dask_input or is_folder):
+        return None
+    if kind == "logits":
+        raise ValueError(f"kind: logits are not supported out of core ({_OOC_NAME}); save"
+                         " probabilities (calnotes.recalibrate.softmax)")
+    if options:
+        raise ValueError(f"{next(iter(options))}: a loader option, which does not apply out of"
+                         f" core ({_OOC_NAME}); save probabilities and integer labels")
+    if is_folder:
+        if labels is not None:
+            raise ValueError("labels: a folder of shards holds its own labels; do not pass"
+                             " labels")
+        P, y = _scale.open_shards(predictions)
+        return P, y, str(predictions)
+    is_path = isinstance(predictions, (str, os.PathLike))
+    if is_path and Path(predictions).suffix.lower() != ".npy":
+        raise ValueError(f"{_OOC_NAME}: out of core reads a .npy file (memory-mapped), a"
+                         f" folder of shards or a Dask array; got {predictions}")
+    if labels is None:
+        raise ValueError("labels: required with out-of-core predictions (a Dask array, a"
+                         " memory-mapped .npy file or an array)")
+    if dask_input:
+        return predictions, labels, "dask array"
+    if is_path:
+        P, y = _scale.open_npy(predictions, labels)
+        return P, y, str(predictions)
+    if isinstance(predictions, np.ndarray):
+        import dask.array as da
+        if predictions.ndim not in (1, 2) or predictions.shape[0] == 0:
+            raise ValueError(f"predictions: expected a non-empty (n, k) or (n,) array, got"
+                             f" shape {predictions.shape}")
+        width = predictions.shape[1] if predictions.ndim == 2 else 1
+        rows = max(1, _scale.DEFAULT_CHUNK_ENTRIES // max(1, width))
+        P = da.from_array(predictions, chunks=(rows,) + ((-1,) if predictions.ndim == 2
+                                                           else ()))
+        return P, labels, "array"
+    raise TypeError(f"predictions: out of core takes a Dask array, a .npy path, a folder of"
+                    f" shards or an array, got {type(predictions).__name__}")
+
+
+def _evaluate_out_of_core(P, y, source, *, requested, ties, references, out, force, skipped):
+    """The report of :func:`evaluate` computed out of core (:mod:`calnotes.scale`)."""
+    from . import __version__
+
+    n = _scale.n_rows(P)
+    if n == 0:
+        raise ValueError("predictions: empty input (0 rows)")
+    bins, notes = _bin_plan(requested, n)
+    part = _scale.evaluate_dask(P, y, bins=bins, ties=ties, references=references)
+    notes = ["computed out of core with Dask (calnotes.scale): equal-mass rows exact (eq. (1)),"
+             " l1 references folded-normal"] + notes + part["notes"]
+    for what, on in skipped.items():
+        if on:
+            notes.append({"significance": "p-values and bootstrap intervals are not computed"
+                                          " out of core",
+                          "smooth_ece": "SmoothECE is not computed out of core",
+                          "utility": "utility calibration is not computed out of core"}[what])
+    if ties == "position":
+        notes.append("equal-mass measures with ties='position': tied predictions across a bin"
+                     " boundary are split in input order, so these rows depend on the row order")
+    report = EvaluationReport(
+        source=source, n_samples=n, n_classes=part["k"], accuracy=part["accuracy"],
+        mean_confidence=part["mean_confidence"], scores=part["scores"], rows=part["rows"],
+        notes=notes, calnotes_version=__version__)
+    report._plottable = False
+    notes.append("figures are not drawn out of core (they need the predictions in memory)")
     if out is not None:
         try:
             report.write(out, force=force)

@@ -135,13 +135,19 @@ def _ks_columns(P, positives):
     return out
 
 
-def _unbinned_columns(P, positives):
+def _unbinned_columns(P, positives, p=1):
+    # Each distinct prediction value is its own bin: sum_v |G_v|^(1-p) |S_v|^p / n, then the
+    # 1/p root (the ECE_p of _ece_columns with one bin per value; p = 1: sum_v |S_v| / n).
     n, c = P.shape
     out = np.empty(c)
     for col in range(c):
         _, group = np.unique(P[:, col], return_inverse=True)
-        bias = np.bincount(group, weights=P[:, col] - _outcome_column(n, positives[col]))
-        out[col] = np.abs(bias).sum() / n
+        bias = np.abs(np.bincount(group, weights=P[:, col] - _outcome_column(n, positives[col])))
+        if p == 1:
+            out[col] = bias.sum() / n
+        else:
+            size = np.bincount(group).astype(np.float64)
+            out[col] = ((size ** (1.0 - p) * bias ** p).sum() / n) ** (1.0 / p)
     return out
 
 
@@ -292,22 +298,44 @@ def ks_calibration_error(y_true, y_prob) -> float:
 
 
 @_attach(_unbinned_columns)
-def unbinned_ece(y_true, y_prob) -> float:
-    r"""ECE conditioning on exact prediction values (Def 2.4 of the truthfulness paper).
+def unbinned_ece(y_true, y_prob, *, p: float = 1) -> float:
+    r"""lp ECE conditioning on exact prediction values (Def 2.4 of the truthfulness paper).
 
     .. math::
-        \mathrm{ECE} = \frac1n \sum_i |p_i - \bar y_{p_i}|,\qquad
-        \bar y_p = \text{mean of } y_i \text{ over } \{i : p_i = p\}.
+        \mathrm{ECE}_p = \Big(\frac1n \sum_i |p_i - \bar y_{p_i}|^p\Big)^{1/p},\qquad
+        \bar y_v = \text{mean of } y_i \text{ over } \{i : p_i = v\}.
 
-    With all predictions distinct this is :math:`\frac1n\sum_i |p_i - y_i|`.
+    This is :func:`binned_ece` with every distinct prediction value in a bin of its own
+    (``sum_v |G_v|/n |v - ybar_v|^p``, ``G_v`` the samples predicting ``v``), e.g. equal-width
+    bins finer than the smallest gap between distinct values.  With all predictions distinct
+    it is :math:`(\frac1n\sum_i |p_i - y_i|^p)^{1/p}`.
+
+    Parameters
+    ----------
+    y_true : array_like of int, shape (n,)
+        Outcomes in ``{0, 1}``.
+    y_prob : array_like, shape (n,)
+        Predicted ``P(y = 1)``.
+    p : float, default 1
+        Exponent, ``p >= 1``, as in :func:`binned_ece`: ``p = 1`` is Def 2.4, ``p = 2`` the
+        root-mean-square version.
+
+    Returns
+    -------
+    float
 
     Examples
     --------
     >>> unbinned_ece([1, 0, 1, 0], [0.5, 0.5, 0.5, 0.5])
     0.0
+    >>> y, prob = [1, 0, 0, 1], [0.2, 0.2, 0.9, 0.9]   # gaps 0.3 and 0.4, two samples each
+    >>> round(unbinned_ece(y, prob), 12), round(unbinned_ece(y, prob, p=2), 12)
+    (0.35, 0.353553390593)
+    >>> round(binned_ece(y, prob, n_bins=10, p=2), 12)    # one bin per distinct value
+    0.353553390593
     """
     P, pos = _binary_problem(y_true, y_prob)
-    return float(_unbinned_columns(P, pos)[0])
+    return float(_unbinned_columns(P, pos, p=_check_p(p))[0])
 
 
 # --------------------------------------------------------------------------- aggregation

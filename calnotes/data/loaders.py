@@ -37,15 +37,26 @@ pickle
 Labels
     Integers ``0..k-1``.  Strings are mapped to classes through ``classes`` (the class names
     in column order; ``--classes``), or, in a CSV, through the class columns' names when every
-    label is one of them; ``True``/``False`` are 1/0 in a binary problem.  ``classes`` also maps
-    numbers by their text, so ``classes=["1", "2", "3"]`` reads 1-based labels.  Labels that
-    never use 0 but use 1 get a note (1-based?); labels out of range by exactly that get a hint.
-    A separate labels file is ``.npy`` or text with one label per line (an optional header line
-    ``label``), or a CSV with a label column.
+    label is one of them (``cat`` names the column ``cat``, ``prob_cat`` or ``cat_prob``), and
+    otherwise in sorted order -- scikit-learn's ``classes_``, the column order of
+    ``predict_proba`` -- when there are exactly ``k`` distinct labels (with a single ``P(y = 1)``
+    column: the column is the second label's, or the one it is named after).  Fewer or more
+    distinct labels than columns, or labels of which only some are column names, are refused
+    (pass ``classes``).  In a CSV whose class columns are numbered in their names (``p1..pk``,
+    ``prob_1..prob_k``, ``class_1..class_k``, ``1..k``), numeric labels are those numbers: label
+    ``j`` is the column named ``j``; labels that fit neither those numbers nor the column
+    positions ``0..k-1`` are refused.  ``True``/``False`` are 1/0 in a binary problem.
+    ``classes`` also maps numbers by their text, so ``classes=["1", "2", "3"]`` reads 1-based
+    labels.  Every mapping is noted and kept as :attr:`Predictions.label_mapping` (the
+    evaluation report prints and saves it).  Labels that never use 0 but use 1 get a note
+    (1-based?); labels out of range by exactly that get a hint.  A separate labels file is
+    ``.npy`` or text with one label per line (an optional header line ``label``), or a CSV with
+    a label column.
 
 Checks (see :mod:`calnotes._validate`)
     Probabilities must lie in ``[0, 1]`` with rows summing to one; a failure says whether the
-    numbers look rounded (``renormalize=True``), like percentages, or like logits.  Logits
+    numbers look rounded (``renormalize=True``; the message names the row furthest from one),
+    like percentages, or like logits.  Logits
     (``kind="logits"``) that already lie on the simplex are refused unless
     ``force_logits=True``; ``-inf`` logits (masked classes) are allowed.  A matrix whose
     shape is the transpose of the labels' length is diagnosed as such.
@@ -74,8 +85,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .._validate import (check_labels, check_probabilities, looks_like_probabilities,
-                         renormalize_rows)
+from .._validate import (check_labels, check_probabilities, diagnose_probabilities,
+                         looks_like_probabilities, renormalize_rows, row_sum_tolerance)
 
 __all__ = ["Predictions", "load_predictions", "save_predictions", "LABEL_COLUMNS",
            "ID_COLUMNS"]
@@ -112,6 +123,11 @@ class Predictions:
     notes : tuple of str
         What the loader did that the numbers do not show: skipped columns, mapped labels,
         renormalized rows, a suspicion of 1-based labels.
+    label_mapping : dict or None
+        How the labels in the input became class indices, ``{original label (text): class
+        index}``, when they were not already indices ``0..k-1`` (names, ``True``/``False``,
+        numbers ``1..k`` named by the columns); ``None`` otherwise.  Reported by
+        :func:`calnotes.evaluate` (``EvaluationReport.label_mapping``).
     """
 
     labels: np.ndarray
@@ -119,6 +135,7 @@ class Predictions:
     logits: np.ndarray | None = None
     source: str = "arrays"
     notes: tuple = ()
+    label_mapping: dict | None = None
 
     @property
     def n_samples(self) -> int:
@@ -153,8 +170,13 @@ class Predictions:
         classes : sequence of str, optional
             Class names in column order: labels are looked up by their text.
         column_names : sequence of str, optional
-            The class columns' names (CSV): string labels are mapped through them when every
-            label is one of them.
+            The class columns' names (CSV).  String labels are mapped through them when every
+            label is one of them (also with a shared prefix or suffix such as ``prob_``
+            removed), and otherwise in sorted order (scikit-learn's ``classes_``, the column
+            order of ``predict_proba``) when there are as many distinct labels as columns.
+            Numeric labels follow columns numbered in their names (``p1, ..., pk``: label
+            ``j`` is the column named ``j``).  The mapping is noted and kept in
+            :attr:`label_mapping`.
 
         Examples
         --------
@@ -166,6 +188,18 @@ class Predictions:
         >>> Predictions.from_arrays(["dog", "cat"], [[0.9, 0.1], [0.3, 0.7]],
         ...                         classes=["cat", "dog"]).labels.tolist()
         [1, 0]
+
+        Labels that are not the columns' names are taken in sorted order (scikit-learn's
+        ``classes_``), and labels ``1..k`` follow columns named ``p1..pk``:
+
+        >>> pred = Predictions.from_arrays(["yes", "no"], [[0.2, 0.8], [0.6, 0.4]],
+        ...                                column_names=["p0", "p1"])
+        >>> pred.labels.tolist(), pred.label_mapping
+        ([1, 0], {'no': 0, 'yes': 1})
+        >>> pred = Predictions.from_arrays([1, 3], [[0.7, 0.2, 0.1], [0.1, 0.1, 0.8]],
+        ...                                column_names=["p1", "p2", "p3"])
+        >>> pred.labels.tolist(), pred.label_mapping
+        ([0, 2], {'1': 0, '2': 1, '3': 2})
         """
         if (probs is None) == (logits is None):
             raise ValueError(f"{source}: give exactly one of probs or logits")
@@ -199,16 +233,21 @@ class Predictions:
                 raw, note = renormalize_rows(raw, renormalize, name="probs")
                 if note:
                     notes.append(note)
-            P = check_probabilities(raw, name="probs", option_hints=True)
+            try:
+                P = check_probabilities(raw, name="probs", option_hints=True)
+            except ValueError:
+                _refuse_rounded(raw)        # names the worst row rather than the first
+                raise
             if P.ndim == 1:
                 P = np.column_stack([1.0 - P, P])
-        y = _map_labels(y, P.shape[1], classes, column_names, notes)
+        y, mapping = _map_labels(y, P.shape[1], classes, column_names, notes)
         y = check_labels(y, n_classes=P.shape[1], n_samples=P.shape[0], name="labels")
-        if y.min() == 1 and P.shape[1] > 2:
+        if mapping is None and y.min() == 1 and P.shape[1] > 2:
             notes.append(f"no sample has label 0 (labels run from 1 to {int(y.max())} of"
                          f" 0..{P.shape[1] - 1}): are the labels 1-based? If so, subtract 1"
                          " or pass classes=['1', '2', ...] (command line: --classes 1,2,...)")
-        return cls(labels=y, probs=P, logits=z, source=source, notes=tuple(notes))
+        return cls(labels=y, probs=P, logits=z, source=source, notes=tuple(notes),
+                   label_mapping=mapping)
 
 
 def _as_array(values, name: str) -> np.ndarray:
@@ -237,9 +276,185 @@ def _label_text(value) -> str:
     return str(value).strip()
 
 
-def _map_labels(y: np.ndarray, k: int, classes, column_names, notes: list) -> np.ndarray:
-    """Class indices from labels: names through ``classes`` / ``column_names``, text numbers,
-    ``True``/``False`` for a binary problem; numbers pass through."""
+#: Characters that end a shared prefix (``prob_``) or start a shared suffix (``_prob``) of
+#: the class columns' names, removed before string labels are matched against them.
+_NAME_SEPARATORS = "_-:.= "
+#: Largest number of labels shown in a note or message about the label mapping.
+_SHOW_LABELS = 12
+
+
+def _show_mapping(mapping: dict) -> str:
+    items = [f"{label!r} -> {index}" for label, index in mapping.items()]
+    if len(items) > _SHOW_LABELS:
+        items = items[:_SHOW_LABELS] + [f"... ({len(mapping)} labels)"]
+    return ", ".join(items)
+
+
+def _strip_shared(names: list) -> list | None:
+    """The names without a shared prefix ending in a separator (``prob_cat``, ``prob_dog``)
+    and a shared suffix starting with one (``cat_prob``); ``None`` if nothing is shared or
+    the stripped names would be empty or repeat."""
+    lowered = [n.lower() for n in names]
+    head = os.path.commonprefix(lowered)
+    cut = max((i + 1 for i, ch in enumerate(head) if ch in _NAME_SEPARATORS), default=0)
+    tail = os.path.commonprefix([n[::-1] for n in lowered])
+    back = max((i + 1 for i, ch in enumerate(tail) if ch in _NAME_SEPARATORS), default=0)
+    if not cut and not back:
+        return None
+    stripped = [n[cut:len(n) - back] for n in names]
+    if any(not n for n in stripped) or len(set(stripped)) != len(stripped):
+        return None
+    return stripped
+
+
+def _name_index(names: list, labels: list):
+    """``(index, matched)``: the variant of the columns' names (as given, without a shared
+    prefix/suffix; then ignoring case) under which the most distinct labels are column names,
+    as ``{label: column}`` for the labels it matches."""
+    variants = [names]
+    stripped = _strip_shared(names)
+    if stripped is not None:
+        variants.append(stripped)
+    best = {}
+    for variant in variants:
+        for fold in (False, True):
+            keys = [v.casefold() if fold else v for v in variant]
+            if len(set(keys)) != len(keys):
+                continue
+            index = {key: j for j, key in enumerate(keys)}
+            found = {t: index[t.casefold() if fold else t] for t in labels
+                     if (t.casefold() if fold else t) in index}
+            if len(found) > len(best):
+                best = found
+            if len(best) == len(labels):
+                return best
+    return best
+
+
+def _column_numbers(names: list) -> list | None:
+    """The numbers in the columns' names when every name is one shared prefix and a number
+    (``p1, p2, p3``; ``prob_0, prob_1``; ``1, 2``), all distinct; else ``None``."""
+    parts = [re.fullmatch(r"(\D*?)(\d+)", n.strip()) for n in names]
+    if not all(parts) or len({m.group(1).lower() for m in parts}) != 1:
+        return None
+    numbers = [int(m.group(2)) for m in parts]
+    return numbers if len(set(numbers)) == len(numbers) else None
+
+
+def _numbered_labels(y: np.ndarray, k: int, column_names, notes: list):
+    """Numeric labels against columns numbered in their names: label ``j`` is the column
+    named ``j`` (``p1..pk`` and labels ``1..k``).  ``(y, mapping)``, ``mapping`` ``None``
+    when the labels are column positions as they stand."""
+    if column_names is None or len(column_names) != k or k < 2 or y.ndim != 1 or not y.size:
+        return y, None
+    names = [str(c).strip() for c in column_names]
+    numbers = _column_numbers(names)
+    if numbers is None or numbers == list(range(k)):
+        return y, None
+    values = np.asarray(y, dtype=np.float64)
+    if not np.all(np.isfinite(values)) or np.any(values != np.round(values)):
+        return y, None                     # check_labels names the offending label
+    index = {v: j for j, v in enumerate(numbers)}
+    present = set(np.unique(values).astype(np.int64).tolist())
+    if present <= set(index):
+        mapping = {str(v): j for v, j in sorted(index.items(), key=lambda item: item[1])}
+        notes.append(f"labels read as the numbers in the class columns' names {names}:"
+                     f" {_show_mapping(mapping)}")
+        return np.array([index[v] for v in values.astype(np.int64).tolist()],
+                        dtype=np.int64), mapping
+    outside = sorted(present - set(index))
+    if all(0 <= v < k for v in present):
+        notes.append(f"labels {outside[:_SHOW_LABELS]} name no class column ({names}): the"
+                     f" labels are read as column positions 0..{k - 1}; if they are not,"
+                     " pass classes=[...] in column order (command line: --classes a,b,...)")
+        return y, None
+    listed = f"{', '.join(map(str, numbers))}: columns {names}"
+    both = [v for v in outside if not 0 <= v < k]
+    if both:
+        i = int(np.flatnonzero(values == both[0])[0])
+        raise ValueError(f"labels: label {both[0]} at index {i} is out of range: it is neither"
+                         f" the number in a class column's name ({listed}) nor a column"
+                         f" position 0..{k - 1}")
+    high = next(v for v in sorted(present) if not 0 <= v < k)
+    i, j = (int(np.flatnonzero(values == v)[0]) for v in (outside[0], high))
+    raise ValueError(f"labels: label {outside[0]} at index {i} is not the number in a class"
+                     f" column's name ({listed}) and label {high} at index {j} is not a column"
+                     f" position 0..{k - 1}: the labels fit neither reading")
+
+
+def _named_labels(texts: list, k: int, column_names, notes: list):
+    """String labels against the class columns' names; otherwise in sorted order.
+    ``(class indices, mapping)``, or ``None`` when there are no column names."""
+    if column_names is None:
+        return None
+    names = [str(c).strip() for c in column_names]
+    distinct = sorted(set(texts))
+    unnamed = not any(names)                # a file without a header
+    advice = " pass the class names in column order, classes=[...] (command line: --classes" \
+             " a,b,...)"
+    if not unnamed and len(names) == 1 and k == 2:   # one column: P(y = 1) of its class
+        name = names[0]
+        sides = {name.casefold()} | {part.casefold() for i, ch in enumerate(name)
+                                     if ch in _NAME_SEPARATORS
+                                     for part in (name[:i], name[i + 1:]) if part}
+        hits = [t for t in distinct if t.casefold() in sides]
+        if len(hits) == 1 and len(distinct) <= 2:
+            others = [t for t in distinct if t != hits[0]]
+            if not others:
+                raise ValueError(f"labels: every label is {hits[0]!r}, the class of column"
+                                 f" {name!r}: the other class's name is unknown;{advice}")
+            mapping = {others[0]: 0, hits[0]: 1}
+            notes.append(f"labels mapped to classes by the class column's name {name!r}"
+                         f" (P(y = 1) of {hits[0]!r}): {_show_mapping(mapping)}")
+            return np.array([mapping[t] for t in texts], dtype=np.int64), mapping
+        if hits:
+            raise ValueError(f"labels: {len(distinct)} distinct labels ({distinct[:_SHOW_LABELS]})"
+                             f" for one probability column {name!r} (a binary problem);"
+                             + advice)
+    elif not unnamed:
+        found = _name_index(names, distinct)
+        if len(found) == len(distinct):
+            mapping = {t: found[t] for t in sorted(distinct, key=found.get)}
+            notes.append(f"labels mapped to classes by the class columns' names {names}:"
+                         f" {_show_mapping(mapping)}")
+            return np.array([found[t] for t in texts], dtype=np.int64), mapping
+        if found:
+            t = next(t for t in texts if t not in found)
+            i = texts.index(t)
+            raise ValueError(f"labels: label {t!r} at index {i} is not the name of a class"
+                             f" column, though other labels are ({sorted(found)[:_SHOW_LABELS]};"
+                             f" columns {names}):{advice}")
+    if len(distinct) != k:
+        few = "fewer" if len(distinct) < k else "more"
+        why = ("cannot tell which class has no sample" if len(distinct) < k
+               else "some labels would have no column")
+        which = ("the class columns have no names (no header)" if unnamed
+                 else f"not the class columns' names ({names})")
+        raise ValueError(f"labels: {len(distinct)} distinct"
+                         f" label{'s' if len(distinct) > 1 else ''} ({distinct[:_SHOW_LABELS]}),"
+                         f" {few} than the {k} classes, and {which}: {why};{advice}")
+    mapping = {t: j for j, t in enumerate(distinct)}
+    if len(names) == 1:
+        column = f"the column {names[0]!r}" if names[0] else "the probability column"
+        assumed = (f"{column} read as P(y = {distinct[1]!r}), the second label in sorted order"
+                   " (scikit-learn's classes_[1], predict_proba[:, 1]); if it is not, pass"
+                   " classes=[...] with the column's class last")
+    else:
+        assumed = ("assuming the columns are in sorted label order (scikit-learn's classes_,"
+                   " the column order of predict_proba); if they are not, pass classes=[...]"
+                   " in column order")
+    which = ("the class columns have no names (no header)" if unnamed
+             else f"labels are not the class columns' names ({names})")
+    notes.append(f"{which}: labels mapped in sorted order, {_show_mapping(mapping)}, {assumed}"
+                 " (command line: --classes a,b,...)")
+    return np.array([mapping[t] for t in texts], dtype=np.int64), mapping
+
+
+def _map_labels(y: np.ndarray, k: int, classes, column_names, notes: list):
+    """Class indices from labels, and the mapping used (``{label text: index}`` or ``None``):
+    names through ``classes`` or the class columns' names (sorted order otherwise), text
+    numbers, ``True``/``False`` for a binary problem, numbers ``1..k`` through columns
+    numbered in their names; other numbers pass through."""
     if classes is not None:
         names = [str(c).strip() for c in classes]
         if len(names) != k:
@@ -253,27 +468,45 @@ def _map_labels(y: np.ndarray, k: int, classes, column_names, notes: list) -> np
             i, t = missing[0]
             raise ValueError(f"labels: label {t!r} at index {i} is not one of classes {names}")
         notes.append(f"labels mapped to class indices through classes {names}")
-        return np.array([index[t] for t in texts], dtype=np.int64)
-    if y.dtype.kind not in "USO":
-        return y
+        return np.array([index[t] for t in texts], dtype=np.int64), index
+    if y.dtype.kind not in "USO" or y.ndim != 1:
+        return _numbered_labels(y, k, column_names, notes)
     texts = [str(v).strip() for v in y.tolist()]
     lowered = {t.lower() for t in texts}
     if k == 2 and lowered <= {"true", "false"}:
         notes.append("labels True/False read as 1/0")
-        return np.array([t.lower() == "true" for t in texts], dtype=np.int64)
+        return (np.array([t.lower() == "true" for t in texts], dtype=np.int64),
+                {"False": 0, "True": 1})
     try:
-        return np.array([float(t) for t in texts])
+        values = np.array([float(t) for t in texts])
     except ValueError:
         pass
-    if column_names is not None:
-        names = [str(c).strip() for c in column_names]
-        index = {name: i for i, name in enumerate(names)}
-        if len(index) == len(names) and all(t in index for t in texts):
-            notes.append(f"labels mapped to classes by the class columns' names {names}")
-            return np.array([index[t] for t in texts], dtype=np.int64)
+    else:
+        return _numbered_labels(values, k, column_names, notes)
+    mapped = _named_labels(texts, k, column_names, notes)
+    if mapped is not None:
+        return mapped
     first = next(t for t in texts if not _is_number(t))
     raise ValueError(f"labels: label {first!r} is not a class index; pass the class names in"
                      " column order, classes=[...] (command line: --classes a,b,...)")
+
+
+def _refuse_rounded(raw: np.ndarray) -> None:
+    """Rows that sum to one only to within :data:`calnotes._validate.RENORMALIZE_TOL`
+    (rounded probabilities): refused naming the row furthest from one, with the
+    ``renormalize`` hint.  Returns quietly for every other failure."""
+    if raw.ndim != 2 or diagnose_probabilities(raw) != "rounded":
+        return
+    sums = np.asarray(raw, dtype=np.float64).sum(axis=1)
+    dev = np.abs(sums - 1.0)
+    tol = row_sum_tolerance(raw.dtype, raw.shape[1])
+    worst = int(np.argmax(dev))
+    count = int(np.count_nonzero(dev > tol))
+    raise ValueError(f"probs: row {worst} sums to {sums[worst]:.6g}, the furthest from 1 of the"
+                     f" {count} of {raw.shape[0]} rows off by more than {tol:g}; rows sum to 1"
+                     f" only to within {dev[worst]:.1g}: rounded probabilities? pass"
+                     " renormalize=True (command line: --renormalize) to divide each row by"
+                     " its sum (the report records that it did)")
 
 
 def _is_number(text: str) -> bool:
@@ -692,7 +925,8 @@ def _read_csv(path: Path, kind: str, labels, csv_options: dict, options: dict) -
     else:
         y = _load_labels(Path(labels), options.get("classes")) \
             if isinstance(labels, (str, os.PathLike)) else np.asarray(labels)
-    options = dict(options, column_names=[names[j] for j in prob_cols])
+    # without a header the names are positions ("0", "1", ...), which name no class
+    options = dict(options, column_names=[names[j] if header else "" for j in prob_cols])
     return _build(path, y, matrix, kind, options, notes,
                   locate=_locator(table, prob_cols, label_col))
 
@@ -773,7 +1007,8 @@ def load_predictions(path, *, labels=None, kind: str | None = None, allow_pickle
         CSV: the separator (default: ``,``, ``;`` or tab, whichever the header line uses).
     classes : sequence of str, optional
         Class names in column order, to read labels given as names (or as 1-based numbers:
-        ``["1", "2", ...]``).
+        ``["1", "2", ...]``).  Without it, a CSV's string labels are read through the class
+        columns' names or in sorted order (see the module docstring).
     header : bool, default True
         CSV: the first line names the columns.
     renormalize : bool or float, default False
