@@ -841,6 +841,39 @@ def _seed_sequence(rng) -> np.random.SeedSequence:
         else np.random.SeedSequence(gen.integers(2 ** 63))
 
 
+def _child_seed(parent: np.random.SeedSequence, index: int) -> np.random.SeedSequence:
+    """Child ``index`` of ``parent``: what ``parent.spawn(index + 1)[index]`` returns for a
+    fresh ``parent``, built directly so that a task can make its own children from the
+    (small, picklable) parent and an index range."""
+    return np.random.SeedSequence(parent.entropy, spawn_key=parent.spawn_key + (int(index),),
+                                  pool_size=parent.pool_size)
+
+
+def _map_ordered(fn, tasks, executor=None) -> list:
+    """``[fn(*task) for task in tasks]``, on ``executor`` if one is given, results in order.
+
+    ``fn`` must be a module-level function (worker processes import it by name).  On an
+    error the tasks not yet started are cancelled and the error is raised.
+    """
+    if executor is None:
+        return [fn(*task) for task in tasks]
+    futures = [executor.submit(fn, *task) for task in tasks]
+    try:
+        return [future.result() for future in futures]
+    finally:
+        for future in futures:
+            future.cancel()
+
+
+def _check_chunk(value, name: str) -> Optional[int]:
+    """``None`` or a positive integer (a task size)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name}: expected a positive integer, got {value!r}")
+    return int(value)
+
+
 def simulate_qece(y_prob, true_prob, n_bins: int, n_reps: int, rng, *, p: int = 2,
                   aggregation: str = "binary", ties: str = "average", executor=None,
                   chunk_reps: Optional[int] = None, progress: bool = False,

@@ -23,7 +23,7 @@ What is computed, and how
       summed.  The sorted sequence of these pieces gives every bin's size, prediction sum,
       outcome count and the tie groups that straddle a boundary, exactly;
     * ``ties="average"`` (default): straddling tie groups enter as hypergeometric parts, as in
-      memory (:class:`calnotes._binstats.BinStats`); ``ties="position"`` orders a tie group
+      memory (``calnotes._binstats.BinStats``); ``ties="position"`` orders a tie group
       by global row (input position), with one more pass for the groups counted in pass 2;
     * references: the l2 references are exact (``sum p (1 - p) / n^2``, a sum); the l1
       references use the folded-normal approximation on the bins' variance sums (the exact
@@ -296,17 +296,15 @@ def _chunk_arrays(Pc, yc, start: int, k: int):
 
 
 def _problems(P, y, aggregations):
-    """``(X (n_c, c), Y (n_c, c) bool)`` per aggregation, as :func:`calnotes._evalrows.problems`
-    builds them (confidence: the first maximum)."""
+    """``(X (n_c, c), Y (n_c, c) bool)`` per aggregation (``"confidence"``: the first maximum;
+    ``"classwise"``: one column per class), as ``calnotes._evalrows.problems`` builds them."""
     out = []
     for agg in aggregations:
         if agg == "confidence":
             top = P.argmax(axis=1)
             out.append((P[np.arange(P.shape[0]), top][:, None], (top == y)[:, None]))
-        elif agg == "classwise":
-            out.append((P, y[:, None] == np.arange(P.shape[1])[None, :]))
         else:
-            out.append((P[:, 1:2], (y == 1)[:, None]))
+            out.append((P, y[:, None] == np.arange(P.shape[1])[None, :]))
     return out
 
 
@@ -590,10 +588,11 @@ def _straddlers(col: _Column, n: int, m: int) -> np.ndarray:
     return np.flatnonzero(straddle)
 
 
-def _mass_stats(columns: list, n: int, m: int, ties: str, cuts: dict, pidx: int):
-    """:class:`BinStats` and per-bin variance sums of ``m`` equal-mass bins for the columns of
-    one problem (``cuts``: the pass-3 positives of aggregated groups, ``ties="position"``)."""
-    c = len(columns)
+def _mass_stats(columns: list, n: int, m: int, ties: str, cuts: dict, pidx: int, col_ids):
+    """``BinStats`` and per-bin variance sums of ``m`` equal-mass bins for the columns
+    ``col_ids`` of problem ``pidx`` (``cuts``: the pass-3 positives of aggregated groups,
+    ``ties="position"``)."""
+    c = len(col_ids)
     bounds = (np.arange(m + 1, dtype=np.int64) * n) // m
     count = np.broadcast_to(np.diff(bounds).astype(np.float64), (c, m)).copy()
     sum_prob = np.zeros((c, m))
@@ -601,7 +600,8 @@ def _mass_stats(columns: list, n: int, m: int, ties: str, cuts: dict, pidx: int)
     fixed = np.zeros((c, m))
     pq = np.zeros((c, m))
     parts = []
-    for ci, col in enumerate(columns):
+    for ci, col_id in enumerate(col_ids):
+        col = columns[col_id]
         first = quantile_bin_of_position(col.start, n, m)
         strad = _straddlers(col, n, m)
         whole = np.ones(col.count.shape[0], dtype=bool)
@@ -626,7 +626,8 @@ def _mass_stats(columns: list, n: int, m: int, ties: str, cuts: dict, pidx: int)
                         ys = col.outcomes[i]
                         got = float(ys[lo_t:hi_t].sum())
                     else:
-                        got = float(cuts[(pidx, ci, a, hi_t)] - cuts[(pidx, ci, a, lo_t)])
+                        got = float(cuts[(pidx, col_id, a, hi_t)]
+                                    - cuts[(pidx, col_id, a, lo_t)])
                     sum_outcome[ci, j] += got
                     fixed[ci, j] += got
     if parts:
@@ -716,8 +717,13 @@ def evaluate_dask(P, y, *, bins, ties: str = "average", references: bool = True,
     import dask
     ch = _as_chunks(P, y)
     n, k, C = ch.n, ch.k, len(ch.P)
-    aggregations = ("confidence", "classwise") + (("binary",) if k == 2 else ())
-    widths = {"confidence": 1, "classwise": k, "binary": 1}
+    # the column problems computed; for k = 2 the binary problem (P(y = 1) against y = 1) is
+    # column 1 of the class-wise one, so it is not computed twice
+    aggregations = ("confidence", "classwise")
+    widths = {"confidence": 1, "classwise": k}
+    sources = {"confidence": (0, [0]), "classwise": (1, list(range(k)))}
+    if k == 2:
+        sources["binary"] = (1, [1])
     mass_bins = [m for m in bins if m <= n]
     ranks = np.unique(np.concatenate(
         [np.concatenate([b - 1, b]) for b in
@@ -803,20 +809,21 @@ def evaluate_dask(P, y, *, bins, ties: str = "average", references: bool = True,
         for name, (p, binning) in MEASURES.items():
             if binning == "mass" and m > n:
                 continue
-            for pidx, agg in enumerate(aggregations):
+            for agg, (pidx, cols) in sources.items():
                 if binning == "width":
-                    W = width[pidx, m_i]
+                    W = width[pidx, m_i][:, cols]
                     stats = BinStats(count=W[0], sum_prob=W[1], sum_outcome=W[2], n=n)
                     var = W[3]
                 else:
-                    stats, var = _mass_stats(columns_by_prob[pidx], n, m, ties, cuts, pidx)
+                    stats, var = _mass_stats(columns_by_prob[pidx], n, m, ties, cuts, pidx,
+                                             cols)
                 value = float(measure_columns(stats, name).mean())
                 row = {"measure": name, "aggregation": agg, "binning": binning, "n_bins": m,
                        "value": value, "calibrated_reference": None,
                        "reference_method": "skipped"}
                 if references:
                     if p == 2:
-                        ref, method = float(pq_total[pidx].mean() / n ** 2), "exact"
+                        ref, method = float(pq_total[pidx][cols].mean() / n ** 2), "exact"
                     else:
                         sigma = np.sqrt(np.maximum(var, 0.0))
                         ref = float((_folded_normal_mean(0.0, sigma).sum(axis=1) / n).mean())

@@ -24,8 +24,10 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 import warnings
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 
@@ -481,7 +483,8 @@ def default_methods(n_classes: int, *, max_full_classes: int = 20, patch_eps: fl
     Returns
     -------
     dict
-        Insertion-ordered; each value builds a fresh, unfitted recalibrator.
+        Insertion-ordered; each value (a picklable :func:`functools.partial`, so the dict can
+        be sent to worker processes) builds a fresh, unfitted recalibrator.
 
     Examples
     --------
@@ -494,15 +497,15 @@ def default_methods(n_classes: int, *, max_full_classes: int = 20, patch_eps: fl
     from ..recalibrate import (DirichletCalibration, HistogramBinning, IsotonicCalibration,
                                MatrixScaling, TemperatureScaling, VectorScaling)
 
-    out = {"TS": lambda: TemperatureScaling(inputs=inputs),
-           "vector": lambda: VectorScaling(inputs=inputs)}
+    out = {"TS": partial(TemperatureScaling, inputs=inputs),
+           "vector": partial(VectorScaling, inputs=inputs)}
     if n_classes <= max_full_classes:
-        out["matrix"] = lambda: MatrixScaling(inputs=inputs)
-        out["Dirichlet"] = lambda: DirichletCalibration(inputs=inputs)
-    out["HB"] = lambda: HistogramBinning(inputs=inputs)
-    out["IR"] = lambda: IsotonicCalibration(inputs=inputs)
-    out[PATCHING] = lambda: UtilityPatching(patch_utilities, eps=patch_eps, step=patch_step,
-                                            max_iter=patch_max_iter, inputs=inputs)
+        out["matrix"] = partial(MatrixScaling, inputs=inputs)
+        out["Dirichlet"] = partial(DirichletCalibration, inputs=inputs)
+    out["HB"] = partial(HistogramBinning, inputs=inputs)
+    out["IR"] = partial(IsotonicCalibration, inputs=inputs)
+    out[PATCHING] = partial(UtilityPatching, patch_utilities, eps=patch_eps, step=patch_step,
+                            max_iter=patch_max_iter, inputs=inputs)
     return out
 
 
@@ -608,10 +611,35 @@ class SplitResult:
     y_test: np.ndarray | None = None
 
 
+#: Serialises the fits of :func:`_comparison_split` within a process: ``warnings.catch_warnings``
+#: swaps process-wide state, so two threads recording warnings at once would mix them up.
+_FIT_LOCK = threading.Lock()
+
+
+def _comparison_split(X_fit, y_fit, X_test, y_test, P_test, extras, methods, ecdf_families,
+                      n_bins, ties, keep_predictions) -> SplitResult:
+    """One split of :func:`run_comparison`: fit every method, score every prediction."""
+    from .. import utility as ut
+
+    fams = _families(X_test.shape[1])
+    preds, caught = {UNCALIBRATED: P_test}, {}
+    for name, make in methods.items():
+        with _FIT_LOCK, warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            preds[name] = make().fit(X_fit, y_fit).transform(X_test)
+        caught[name] = [str(x.message) for x in w]
+    preds.update(extras)
+    rows = {m: evaluate_predictions(y_test, Q, n_bins=n_bins, ties=ties, families=fams)
+            for m, Q in preds.items()}
+    ecdf = {m: {f.label: np.sort(ut.utility_calibration(y_test, Q, f).values)
+                for f in ecdf_families} for m, Q in preds.items()}
+    return SplitResult(rows, ecdf, caught, preds if keep_predictions else {}, y_test)
+
+
 def run_comparison(X, y, *, inputs: str = "logits", n_splits: int = 3,
                    fit_fraction: float = 0.7, methods=None, ecdf_families=(),
                    extra_rows=None, n_bins: int = PAPER_BINS, ties: str = "average",
-                   rng=0) -> list:
+                   rng=0, executor=None) -> list:
     """The paper's protocol (App. C.1): fit every method on 70 % of the pool, score on 30 %.
 
     Parameters
@@ -635,6 +663,14 @@ def run_comparison(X, y, *, inputs: str = "logits", n_splits: int = 3,
         As in :func:`evaluate_predictions`.
     rng : int or Generator
         Seeds the splits.
+    executor : concurrent.futures.Executor, optional
+        Where the splits run, one task per split, e.g. a ``ProcessPoolExecutor`` or a Dask
+        ``Client.get_executor()``; default in this process, one after another.  The splits
+        are drawn here from ``rng`` first and each task sees only its own rows, so the result
+        is the same with or without an executor.  A process-based executor needs picklable
+        factories (those of :func:`default_methods` are; Dask also pickles lambdas).  On a
+        thread pool the fits run one at a time (recording their warnings changes
+        process-wide state); the scoring runs concurrently.
 
     Returns
     -------
@@ -648,8 +684,19 @@ def run_comparison(X, y, *, inputs: str = "logits", n_splits: int = 3,
     ...                      methods={"TS": default_methods(4)["TS"]})
     >>> list(res[0].rows)
     ['uncalibrated', 'TS']
+
+    The same splits, two at a time:
+
+    >>> from concurrent.futures import ThreadPoolExecutor
+    >>> with ThreadPoolExecutor(2) as pool:
+    ...     par = run_comparison(sim.logits / 0.5, sim.labels, n_splits=2,
+    ...                          methods={"TS": default_methods(4)["TS"]}, executor=pool)
+    >>> seq = run_comparison(sim.logits / 0.5, sim.labels, n_splits=2,
+    ...                      methods={"TS": default_methods(4)["TS"]})
+    >>> [r.rows for r in par] == [r.rows for r in seq]
+    True
     """
-    from .. import utility as ut
+    from ..expectation import _map_ordered
     from ..recalibrate import as_probabilities
 
     X = np.asarray(X, dtype=np.float64)
@@ -657,23 +704,13 @@ def run_comparison(X, y, *, inputs: str = "logits", n_splits: int = 3,
     C = X.shape[1]
     methods = default_methods(C, inputs=inputs) if methods is None else dict(methods)
     P_all = as_probabilities(X, inputs, "X")
-    fams = _families(C)
-    out = []
-    for s, (fit, test) in enumerate(split_indices(len(y), n_splits, fit_fraction, rng=rng)):
-        preds, caught = {UNCALIBRATED: P_all[test]}, {}
-        for name, make in methods.items():
-            with warnings.catch_warnings(record=True) as w:
-                warnings.simplefilter("always")
-                preds[name] = make().fit(X[fit], y[fit]).transform(X[test])
-            caught[name] = [str(x.message) for x in w]
-        for name, Q in (extra_rows or {}).items():
-            preds[name] = np.asarray(Q, dtype=np.float64)[test]
-        rows = {m: evaluate_predictions(y[test], Q, n_bins=n_bins, ties=ties, families=fams)
-                for m, Q in preds.items()}
-        ecdf = {m: {f.label: np.sort(ut.utility_calibration(y[test], Q, f).values)
-                    for f in ecdf_families} for m, Q in preds.items()}
-        out.append(SplitResult(rows, ecdf, caught, preds if s == 0 else {}, y[test]))
-    return out
+    extra = {name: np.asarray(Q, dtype=np.float64) for name, Q in (extra_rows or {}).items()}
+    tasks = [(X[fit], y[fit], X[test], y[test], P_all[test],
+              {name: Q[test] for name, Q in extra.items()}, methods, tuple(ecdf_families),
+              n_bins, ties, s == 0)
+             for s, (fit, test) in enumerate(split_indices(len(y), n_splits, fit_fraction,
+                                                           rng=rng))]
+    return _map_ordered(_comparison_split, tasks, executor)
 
 
 def summarize(results) -> tuple:
