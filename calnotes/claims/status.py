@@ -1,0 +1,107 @@
+"""The box that opens each chapter: its claims' status and the command that reruns it.
+
+:func:`chapter_status` counts the registered claims a chapter asserts (those that agree with
+their paper and the errata: claims registered as disagreeing) and builds the exact
+``calnotes run`` command for the chapter.  In a notebook the result displays as a small box
+linking to the verification ledger and the errata page; the chapter's own cells assert every
+claim, so a built book shows only statuses that held when it was built.
+"""
+
+from __future__ import annotations
+
+import html
+import posixpath
+from dataclasses import dataclass
+
+from ._registry import all_claims
+
+__all__ = ["ChapterStatus", "chapter_status"]
+
+_LEDGER = "book/appendix/ledger"
+_ERRATA = "book/appendix/errata"
+
+
+@dataclass(frozen=True)
+class ChapterStatus:
+    """Claims of one chapter and its rerun command.
+
+    Attributes
+    ----------
+    docname : str
+        The chapter's path below the book root without suffix (``book/foundations/measures``).
+    agree, errata : int
+        Claims the chapter asserts that agree with their paper, and that disagree (errata).
+    command : str
+        The ``calnotes run`` command that reruns the chapter with a new parameter value.
+    parameters : tuple of str
+        The names of the chapter's parameters.
+    """
+
+    docname: str
+    agree: int
+    errata: int
+    command: str
+    parameters: tuple
+
+    def _link(self, target: str) -> str:
+        return posixpath.relpath(target, posixpath.dirname(self.docname)) + ".html"
+
+    def text(self) -> str:
+        """One plain-text line per fact (what the box shows)."""
+        claims = (f"claims checked here: {self.agree} agree with their paper,"
+                  f" {self.errata} {'erratum' if self.errata == 1 else 'errata'}"
+                  if self.agree + self.errata else "no registered claims in this chapter")
+        return f"{claims}\nrerun with new parameters: {self.command}"
+
+    def _repr_html_(self) -> str:
+        if self.agree + self.errata:
+            claims = (f"Claims checked in this chapter: <strong>{self.agree}</strong> agree with"
+                      f" their paper, <strong>{self.errata}</strong>"
+                      f" {'erratum' if self.errata == 1 else 'errata'} (see the"
+                      f' <a href="{self._link(_LEDGER)}">verification ledger</a> and the'
+                      f' <a href="{self._link(_ERRATA)}">errata</a>).')
+        else:
+            claims = ("No claims are registered in this chapter (the"
+                      f' <a href="{self._link(_LEDGER)}">verification ledger</a> lists them'
+                      " all).")
+        params = ", ".join(f"<code>{html.escape(p)}</code>" for p in self.parameters)
+        return ('<div class="admonition note chapter-box">'
+                '<p class="admonition-title">This chapter</p>'
+                f"<p>{claims}</p>"
+                f"<p>Rerun it with new parameters: <code>{html.escape(self.command)}</code>"
+                f" (parameters: {params}).</p></div>")
+
+
+def _example(chapter) -> str:
+    params = chapter.parameters
+    if "predictions" in params:
+        return "-p predictions my_predictions.npz"
+    if "seed" in params:
+        return "-p seed 1"
+    name, (value, _) = next(iter(params.items()))
+    return f"-p {name} {value}"
+
+
+def chapter_status(docname: str, root=None) -> ChapterStatus:
+    """Status box of chapter ``docname`` (its path below the book root, no suffix).
+
+    Examples
+    --------
+    >>> status = chapter_status("book/truthfulness/table1")
+    >>> status.command
+    'calnotes run table1 --out runs/table1 -p seed 1'
+    >>> status.agree > 0 and status.errata > 0
+    True
+    """
+    from ..chapters import list_chapters
+
+    chapters = {c.docname: c for c in list_chapters(root)}
+    if docname not in chapters:
+        raise ValueError(f"docname: {docname!r} is not a chapter of the book; chapters:"
+                         f" {sorted(chapters)}")
+    chapter = chapters[docname]
+    mine = [c for c in all_claims() if c.chapter == docname]
+    agree = sum(c.expect == "agrees" for c in mine)
+    command = f"calnotes run {chapter.name} --out runs/{chapter.name} {_example(chapter)}"
+    return ChapterStatus(docname=docname, agree=agree, errata=len(mine) - agree,
+                         command=command, parameters=tuple(chapter.parameters))

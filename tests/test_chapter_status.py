@@ -1,0 +1,54 @@
+"""The box that opens each chapter (calnotes.claims.status): right chapter, right counts, a
+command the command line accepts."""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+import pytest
+
+from calnotes.chapters import list_chapters
+from calnotes.claims import all_claims
+from calnotes.claims.status import chapter_status
+from calnotes.cli import build_parser
+
+CHAPTERS = [c for c in list_chapters() if not c.docname.startswith("book/appendix")]
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda c: c.name)
+def test_every_chapter_opens_with_its_own_box(chapter):
+    text = chapter.path.read_text()
+    calls = re.findall(r'chapter_status\("([^"]+)"\)', text)
+    assert calls == [chapter.docname]               # once, naming this chapter (no copy-paste)
+    title = text.index("\n# ")
+    first_cell = text.index("```{code-cell}", title)
+    assert text.index("chapter_status(", title) < text.index("```", first_cell + 3)
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda c: c.name)
+def test_counts_and_command(chapter):
+    status = chapter_status(chapter.docname)
+    mine = [c for c in all_claims() if c.chapter == chapter.docname]
+    assert status.agree == sum(c.expect == "agrees" for c in mine)
+    assert status.errata == sum(c.expect == "disagrees" for c in mine)
+    argv = shlex.split(status.command)
+    assert argv[0] == "calnotes"
+    args = build_parser().parse_args(argv[1:])
+    assert args.chapter == chapter.name and args.out == f"runs/{chapter.name}"
+    name = args.parameter[0][0]
+    assert name in chapter.parameters
+    html = status._repr_html_()
+    assert status.command in html and "ledger.html" in html
+
+
+def test_claims_are_counted_somewhere():
+    """Every claim belongs to a chapter that shows a box, or to the appendix."""
+    shown = {c.docname for c in CHAPTERS}
+    for claim in all_claims():
+        assert claim.chapter in shown or claim.chapter.startswith("book/appendix"), claim.id
+
+
+def test_unknown_chapter():
+    with pytest.raises(ValueError, match="docname: 'book/nowhere' is not a chapter"):
+        chapter_status("book/nowhere")
