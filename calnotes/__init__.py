@@ -40,7 +40,7 @@ def __getattr__(name):
     # The claims registry imports every checked module (scipy.stats among them, ~1 s), and
     # kernel / sharpness import scipy.signal (~1 s); load them on first use so that
     # `import calnotes` and the command line start quickly.
-    if name in ("claims", "kernel", "sharpness"):
+    if name in ("claims", "kernel", "sharpness", "exercises"):
         import importlib
 
         return importlib.import_module(f".{name}", __name__)
@@ -73,5 +73,5 @@ __all__ = [
     "EvaluationReport", "evaluate",
     "data", "estimators", "kernel", "patching", "population", "rankings", "recalibrate",
     "sharpness", "skce", "utility",
-    "claims",
+    "claims", "exercises",
 ]
