@@ -8,9 +8,12 @@ PYTHON  := $(VENV)/bin/python
 STAMP   := $(VENV)/.installed
 MATHJAX := book/_mathjax_extra/_static/mathjax/tex-mml-chtml.js
 
-.PHONY: test book env clean distclean
+.PHONY: test book browser-check course env clean distclean
 
+# The browser check's own test (tests/test_browser_check.py) needs Debian's chromium and
+# chromium-driver: installed here when missing and we are root with apt-get; else that test skips.
 test: $(STAMP)
+	@scripts/ensure_chromium.sh --optional
 	$(PYTHON) -m pytest -q
 
 # -W: warnings (broken references, unknown citations, ...) are errors; -n: nitpicky;
@@ -19,6 +22,35 @@ test: $(STAMP)
 book: $(STAMP) $(MATHJAX)
 	$(VENV)/bin/jupyter-book build . --all -W -n --keep-going
 	@echo "Book: _build/html/index.html"
+
+# Every page of the built book in headless Chromium (scripts/browser_check.py): math typeset,
+# nothing fetched from outside the book, no console error, images loaded, no horizontal
+# overflow at 1280 px, internal links and anchors resolve. Screenshots in _build/screenshots.
+# Builds the book first only when there is none; after editing the book, run `make book`.
+browser-check: $(STAMP) | _build/html/index.html
+	scripts/ensure_chromium.sh
+	$(PYTHON) scripts/browser_check.py --html _build/html --screenshots _build/screenshots
+
+_build/html/index.html:
+	$(MAKE) book
+
+# The course edition (scripts/course.py, scripts/course_pdf.py), next to the teacher book that
+# `make book` builds in _build/html: the student edition, solutions removed (each replaced by how
+# to check an answer with calnotes.exercises.check), built and executed like `make book` into
+# _build/course/html; the chapters as notebooks without outputs or solutions in
+# _build/course/notebooks; the student edition printed by headless Chromium, offline, to
+# _build/course/calnotes.pdf. `make book course` builds both editions.
+COURSE_STAMP := $(VENV)/.installed-course
+
+course: $(COURSE_STAMP) $(MATHJAX)
+	scripts/ensure_chromium.sh
+	$(PYTHON) scripts/course.py
+	$(PYTHON) scripts/course_pdf.py
+	@echo "Course: _build/course/html/index.html, _build/course/notebooks/, _build/course/calnotes.pdf"
+
+$(COURSE_STAMP): $(STAMP)
+	$(VENV)/bin/uv pip install -p $(VENV) -e '.[course]'
+	touch $@
 
 env: $(STAMP)
 
@@ -31,7 +63,7 @@ $(VENV)/bin/uv:
 # Reinstall when pyproject.toml changes, and when a package __init__.py appears or changes: the
 # editable install records which folders were namespace packages (no __init__.py) at install time.
 $(STAMP): pyproject.toml $(wildcard calnotes/__init__.py calnotes/*/__init__.py) | $(VENV)/bin/uv
-	$(VENV)/bin/uv pip install -p $(VENV) -e '.[book,test,data,scale]'
+	$(VENV)/bin/uv pip install -p $(VENV) -e '.[book,test,data,scale,browser]'
 	touch $@
 
 $(MATHJAX): scripts/fetch_mathjax.sh

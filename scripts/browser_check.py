@@ -1,0 +1,576 @@
+#!/usr/bin/env python3
+"""Browser check of the built book: open every page in headless Chromium and look at it.
+
+    python scripts/browser_check.py --html _build/html --screenshots _build/screenshots
+
+The pages are served from a local HTTP server on 127.0.0.1 (a thread of this process) and
+opened one after another in Debian's Chromium, driven by Selenium through the installed
+/usr/bin/chromedriver (Selenium never downloads a driver; everything stays offline). Every
+host name other than 127.0.0.1 fails to resolve inside the browser, so a page that tries to
+fetch something from the internet fails fast, and the request is still seen and reported.
+
+For every page (``--pages`` restricts the set), at a window 1280 px wide (``--width``):
+
+math          MathJax has typeset every formula: no raw TeX (``$...$``, ``$$``, ``\\(``,
+              ``\\[``, ``\\begin{``) is left in the text of the main column outside code
+              (``code``, ``pre``, ``.highlight``) and typeset math (``mjx-container``), MathJax
+              started wherever the page loads it, and there is no MathJax error node
+              (``mjx-merror``).
+request       no resource is requested from outside the book's own files (anything but the
+              local server, ``data:`` and ``blob:``), and no local file is missing (HTTP >= 400).
+console       no JavaScript error (console level SEVERE: uncaught exceptions,
+              ``console.error``, failed loads).
+image         every image has loaded (``naturalWidth > 0``).
+overflow      the main column does not overflow horizontally: the page has no horizontal
+              scroll bar, and no element of the main column sticks out of its containing box:
+              its nearest theme "wide" element (sphinx-book-theme's margin and full-width
+              content, which may reach into the right margin by design, up to the edge of the
+              content area), else the main column itself. Content inside a box that scrolls or
+              clips horizontally (``overflow-x`` other than ``visible``) is fine: the page keeps
+              its width and the content scrolls in its own box; unless that box is taller than
+              the window and its content wider than it (code blocks excepted): its scroll bar is
+              then out of sight and a table looks cut off at the right edge.
+link          every link to a local page resolves to an existing file and, with a ``#anchor``,
+              to an element with that id (or an ``<a name>``) on the target page.
+
+A page that only redirects (``<meta http-equiv="refresh">``, the book's index.html) is checked
+for its redirect target only. Screenshots of a few key pages (``--screenshot-pages``) are
+written to ``--screenshots``. The exit status is 1 when a check fails, listing every failing
+page and the reason; 2 when the browser cannot be started.
+
+Requires /usr/bin/chromium and /usr/bin/chromedriver (Debian packages ``chromium`` and
+``chromium-driver``; scripts/ensure_chromium.sh installs them) and ``selenium`` (the ``browser``
+extra of pyproject.toml). Independent of the calnotes package.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import fnmatch
+import functools
+import html.parser
+import http.server
+import json
+import os
+import re
+import sys
+import threading
+import time
+import urllib.parse
+from dataclasses import dataclass, field
+from pathlib import Path
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+WIDTH, HEIGHT = 1280, 1000
+# Key pages for a person to look at: the front page, a chapter full of mathematics, one with
+# figures, and the verification ledger's wide table. Pages missing from the build are skipped.
+SCREENSHOT_PAGES = (
+    "book/intro.html",
+    "book/truthfulness/table1.html",
+    "book/proper/sharpness_diagrams.html",
+    "book/appendix/ledger.html",
+)
+SCREENSHOT_MAX_HEIGHT = 8000
+PAGE_TIMEOUT = 60  # seconds for one page to load, typeset and settle
+
+# Runs after the load event: waits for MathJax's first typesetting, every image and font, and two
+# animation frames (IntersectionObserver callbacks and similar run by then), then a short settle.
+WAIT_JS = r"""
+const done = arguments[arguments.length - 1];
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+(async () => {
+  const t0 = Date.now();
+  while (document.readyState !== "complete" && Date.now() - t0 < 20000) await sleep(50);
+  const wantsMathJax = !!document.querySelector('script[src*="mathjax" i]');
+  let mathjax = "absent";
+  if (wantsMathJax) {
+    // a deferred MathJax has run by the load event; give an async one five more seconds
+    const t1 = Date.now();
+    const started = () => window.MathJax && MathJax.startup && MathJax.startup.promise;
+    while (!started() && Date.now() - t1 < 5000) await sleep(50);
+    if (started()) {
+      try { await MathJax.startup.promise; mathjax = "typeset"; }
+      catch (e) { mathjax = "failed: " + e; }
+    } else {
+      mathjax = "did not start";
+    }
+  }
+  for (const img of document.images) if (img.loading === "lazy") img.loading = "eager";
+  await Promise.all([...document.images].map((img) => img.complete ? null : Promise.race([
+    new Promise((r) => { img.addEventListener("load", r); img.addEventListener("error", r); }),
+    sleep(10000)])));
+  if (document.fonts) await Promise.race([document.fonts.ready, sleep(5000)]);
+  await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+  await sleep(300);
+  done({mathjax: mathjax, wantsMathJax: wantsMathJax});
+})().catch((e) => done({mathjax: "wait failed: " + e, wantsMathJax: true}));
+"""
+
+# Collects everything the checks need from the rendered page in one call.
+COLLECT_JS = r"""
+const SKIP = 'code, pre, .highlight, mjx-container, mjx-assistive-mml, script, style, textarea, '
+  + 'noscript, template, kbd, samp, svg, math';
+// sphinx-book-theme's margin and full-width content (the list its own script uses)
+const WIDE = ['marginnote', 'sidenote', 'margin', 'margin-caption', 'full-width', 'sidebar',
+  'popout'].flatMap((n) => [n, n.replace('-', '_')]).flatMap((n) => [`.${n}`, `.tag_${n}`])
+  .join(', ');
+const main = document.querySelector('article.bd-article') || document.querySelector('[role="main"]')
+  || document.querySelector('main') || document.querySelector('article') || document.body;
+const area = document.querySelector('.bd-main') || document.body;
+const out = {rawTex: [], merror: [], images: [], overflow: [], links: [], ids: [], scrollWidth: 0,
+             clientWidth: 0, formulas: document.querySelectorAll('mjx-container').length,
+             imageCount: document.images.length};
+
+// --- raw TeX left in the text of the main column -------------------------------------------
+const BLOCK = 'p, li, dd, dt, td, th, h1, h2, h3, h4, h5, h6, figcaption, caption, blockquote, '
+  + 'div, section, article, span.math, div.math';
+const texts = new Map();
+const walker = document.createTreeWalker(main, NodeFilter.SHOW_TEXT);
+for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+  const parent = node.parentElement;
+  if (!parent || parent.closest(SKIP)) continue;
+  const block = parent.closest(BLOCK) || main;
+  texts.set(block, (texts.get(block) || '') + node.data);
+}
+// $...$ by pandoc's rule (opening $ not followed by a space, closing $ not preceded by a space
+// nor followed by a digit), so "costs $5 and $10" is prose; $$, \(, \[ and \begin{ anywhere.
+const TEX = /\$\$|\\\(|\\\[|\\begin\{|(?<![\\$])\$(?![\s$])[^$]*?[^\s\\$]\$(?!\d)/;
+for (const [block, raw] of texts) {
+  const text = raw.replace(/\s+/g, ' ');
+  const m = TEX.exec(text);
+  if (m) {
+    const from = Math.max(0, m.index - 40);
+    out.rawTex.push(text.slice(from, m.index + m[0].length + 40).trim());
+  }
+}
+
+// --- MathJax error nodes --------------------------------------------------------------------
+for (const e of document.querySelectorAll('mjx-merror')) {
+  out.merror.push((e.getAttribute('data-mjx-error') || e.textContent || '').slice(0, 120));
+}
+
+// --- images ---------------------------------------------------------------------------------
+for (const img of document.images) {
+  if (!img.complete || img.naturalWidth === 0) {
+    out.images.push(img.getAttribute('src') || img.currentSrc);
+  }
+}
+
+// --- horizontal overflow --------------------------------------------------------------------
+out.scrollWidth = document.documentElement.scrollWidth;
+out.clientWidth = document.documentElement.clientWidth;
+const clips = (el) => getComputedStyle(el).overflowX !== 'visible';
+function describe(el) {
+  let s = el.tagName.toLowerCase();
+  if (el.id) s += '#' + el.id;
+  if (typeof el.className === 'string' && el.className.trim())
+    s += '.' + el.className.trim().split(/\s+/).slice(0, 3).join('.');
+  const text = (el.textContent || '').replace(/\s+/g, ' ').trim().slice(0, 50);
+  return text ? `${s} ("${text}")` : s;
+}
+function box(el) {  // the box el must stay inside; null inside a box that clips or scrolls
+  for (let a = el.parentElement; a; a = a.parentElement) {
+    if (a === main) return main;
+    if (clips(a)) return null;
+    if (a.matches(WIDE)) return a;
+  }
+  return main;
+}
+const reported = [];
+for (const el of main.querySelectorAll('*')) {
+  // of MathJax's output only the container and the formula box: the rest lies inside them
+  if (/^MJX-/.test(el.tagName) && !/^MJX-(CONTAINER|MATH)$/.test(el.tagName)) continue;
+  if (el.closest('mjx-assistive-mml, script, style, template, noscript')) continue;
+  if (reported.some((r) => r.contains(el))) continue;
+  const r = el.getBoundingClientRect();
+  if (r.width === 0 || r.height === 0) continue;
+  const style = getComputedStyle(el);
+  if (style.position === 'fixed' || style.visibility === 'hidden') continue;
+  if (style.clip !== 'auto' && style.clip !== '') continue;  // visually hidden helpers
+  // a horizontal scroll box taller than the window has its scroll bar out of sight: a table cut
+  // off at its right edge looks like a table running off the page (code blocks excepted: a
+  // long code line scrolling in its block is the convention, and visibly cut mid-line)
+  if (/^(auto|scroll)$/.test(style.overflowX) && el.scrollWidth > el.clientWidth + 1
+      && r.height > window.innerHeight && !el.matches('pre, .highlight, .highlight *')) {
+    reported.push(el);
+    out.overflow.push(`${describe(el)} is cut off at the right edge: ${el.scrollWidth} px of `
+      + `content in a ${el.clientWidth} px scroll box ${Math.round(r.height)} px tall, taller `
+      + `than the window, so its scroll bar is out of sight`);
+    continue;
+  }
+  const container = el.matches(WIDE) ? area : box(el);
+  if (container === null) continue;
+  const c = container.getBoundingClientRect();
+  const over = Math.max(r.right - c.right, c.left - r.left);
+  if (over > 1) {
+    reported.push(el);
+    out.overflow.push(`${describe(el)} sticks out of ${describe(container).split(' (')[0]} by `
+      + `${Math.round(over)} px (element ${Math.round(r.left)}-${Math.round(r.right)}, box `
+      + `${Math.round(c.left)}-${Math.round(c.right)})`);
+  }
+}
+
+// --- links and anchors ----------------------------------------------------------------------
+for (const a of document.querySelectorAll('a[href]')) {
+  out.links.push([a.getAttribute('href'), a.href]);
+}
+for (const e of document.querySelectorAll('[id]')) out.ids.push(e.id);
+for (const e of document.querySelectorAll('a[name]')) out.ids.push(e.getAttribute('name'));
+return out;
+"""
+
+
+@dataclass
+class PageResult:
+    page: str
+    failures: list[tuple[str, str]] = field(default_factory=list)
+    seconds: float = 0.0
+    counts: dict[str, int] = field(default_factory=dict)  # what was looked at
+
+    def fail(self, check: str, reason: str) -> None:
+        if (check, reason) not in self.failures:
+            self.failures.append((check, reason))
+
+
+class _IdCollector(html.parser.HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.ids: set[str] = set()
+
+    def handle_starttag(self, tag, attrs):
+        for name, value in attrs:
+            if value is not None and (name == "id" or (tag == "a" and name == "name")):
+                self.ids.add(value)
+
+
+@functools.lru_cache(maxsize=None)
+def _static_ids(path: Path) -> frozenset[str]:
+    parser = _IdCollector()
+    parser.feed(path.read_text(encoding="utf-8", errors="replace"))
+    return frozenset(parser.ids)
+
+
+_REFRESH = re.compile(
+    r"""<meta\s+http-equiv=["']?refresh["']?\s+content=["']?\s*\d+\s*;\s*url=([^"'>\s]+)""", re.I)
+
+
+def _redirect_target(path: Path) -> str | None:
+    """The target of a page that is only a ``<meta http-equiv="refresh">`` redirect."""
+    text = path.read_text(encoding="utf-8", errors="replace")
+    match = _REFRESH.search(text)
+    if match and "<body" not in text.lower():
+        return match.group(1)
+    return None
+
+
+def find_pages(root: Path, patterns: list[str] | None) -> list[str]:
+    """Every HTML page under root (folders starting with ``_`` excluded), or those matching."""
+    pages = sorted(
+        p.relative_to(root).as_posix() for p in root.rglob("*.html")
+        if not any(part.startswith("_") for part in p.relative_to(root).parts[:-1])
+    )
+    if not patterns:
+        return pages
+    chosen = [p for p in pages if any(fnmatch.fnmatch(p, pat) for pat in patterns)]
+    missing = [pat for pat in patterns if not any(fnmatch.fnmatch(p, pat) for p in pages)]
+    if missing:
+        raise SystemExit(f"browser check: no page matches {', '.join(missing)} under {root}")
+    return chosen
+
+
+class _Handler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format, *args):  # noqa: A002 - the base class's name
+        pass
+
+    def send_head(self):
+        # Chromium asks every host for /favicon.ico when a page declares no icon; that request is
+        # the browser's own, not the book's, so a missing one is answered "no content".
+        favicon = Path(self.directory) / "favicon.ico"
+        if self.path.split("?")[0] == "/favicon.ico" and not favicon.exists():
+            self.send_response(204)
+            self.end_headers()
+            return None
+        return super().send_head()
+
+
+def serve(root: Path) -> http.server.ThreadingHTTPServer:
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(_Handler, directory=str(root)))
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, name="browser-check-http", daemon=True).start()
+    return server
+
+
+def start_browser(width: int):
+    """Headless Chromium through /usr/bin/chromedriver (Selenium downloads nothing)."""
+    missing = [p for p in (CHROMIUM, CHROMEDRIVER) if not os.access(p, os.X_OK)]
+    if missing:
+        raise RuntimeError(
+            f"{' and '.join(missing)} not found: install Debian's chromium and chromium-driver "
+            "(as root: scripts/ensure_chromium.sh, or apt-get install chromium chromium-driver)")
+    os.environ.setdefault("SE_OFFLINE", "true")  # Selenium Manager, should it ever run: no network
+    try:
+        from selenium import webdriver
+        from selenium.common.exceptions import WebDriverException
+        from selenium.webdriver.chrome.service import Service
+    except ImportError as exc:
+        raise RuntimeError(f"{exc}: install the browser extra (pip install -e '.[browser]')") \
+            from exc
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for arg in (
+        "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+        f"--window-size={width},{HEIGHT}",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync",
+        "--disable-default-apps", "--disable-extensions", "--no-first-run",
+        "--disable-features=Translate,OptimizationHints,MediaRouter",
+        # offline: every host but the local server fails to resolve (the request is still logged)
+        "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+    ):
+        options.add_argument(arg)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
+    try:
+        driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    except WebDriverException as exc:
+        raise RuntimeError(f"cannot start {CHROMIUM}: {exc.msg}") from exc
+    driver.set_page_load_timeout(PAGE_TIMEOUT)
+    driver.set_script_timeout(PAGE_TIMEOUT)
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+        "width": width, "height": HEIGHT, "deviceScaleFactor": 1, "mobile": False})
+    driver.execute_cdp_cmd("Network.enable", {})
+    driver.execute_cdp_cmd("Network.setCacheDisabled", {"cacheDisabled": True})
+    return driver
+
+
+def _drain_logs(driver) -> None:
+    driver.get("about:blank")
+    driver.get_log("browser")
+    driver.get_log("performance")
+
+
+def _requests(driver) -> tuple[list[str], dict[str, str], dict[str, int]]:
+    """URLs the page requested, failed requests (url -> error) and HTTP statuses (url -> code)."""
+    urls: list[str] = []
+    failed: dict[str, str] = {}
+    status: dict[str, int] = {}
+    by_id: dict[str, str] = {}
+    for entry in driver.get_log("performance"):
+        message = json.loads(entry["message"])["message"]
+        method, params = message.get("method"), message.get("params", {})
+        if method == "Network.requestWillBeSent":
+            url = params["request"]["url"]
+            by_id[params["requestId"]] = url
+            if url not in urls:
+                urls.append(url)
+        elif method == "Network.responseReceived":
+            status[params["response"]["url"]] = int(params["response"]["status"])
+        elif method == "Network.loadingFailed" and params["requestId"] in by_id:
+            if not params.get("canceled"):
+                failed[by_id[params["requestId"]]] = params.get("errorText", "failed")
+    return urls, failed, status
+
+
+def _is_local(url: str, base: str) -> bool:
+    return url.startswith(base) or url.split(":", 1)[0] in ("data", "blob", "about")
+
+
+def _local_path(root: Path, base: str, url: str) -> tuple[Path, str]:
+    """The file under root an URL of the local server points at, and the URL's fragment."""
+    parsed = urllib.parse.urlsplit(url[len(base) - 1:])  # keep the leading '/'
+    rel = urllib.parse.unquote(parsed.path).lstrip("/")
+    path = root / rel
+    if rel == "" or rel.endswith("/") or path.is_dir():
+        path = path / "index.html"
+    return path, urllib.parse.unquote(parsed.fragment)
+
+
+def check_links(result: PageResult, links: list[list[str]], root: Path, base: str,
+                live_ids: dict[str, set[str]]) -> None:
+    checked = 0
+    for href, absolute in links:
+        scheme = urllib.parse.urlsplit(absolute).scheme.lower()
+        if scheme in ("mailto", "javascript", "tel", "data"):
+            continue
+        if scheme == "file":
+            result.fail("link", f"{href!r} points at a local file outside the book")
+            continue
+        if not absolute.startswith(base):
+            continue  # a link to another site: reading it is the reader's choice, not a request
+        path, fragment = _local_path(root, base, absolute)
+        try:
+            rel = path.resolve().relative_to(root.resolve()).as_posix()
+        except ValueError:
+            result.fail("link", f"{href!r} points outside the book")
+            continue
+        checked += 1
+        if not path.is_file():
+            result.fail("link", f"{href!r}: no file {rel}")
+            continue
+        if fragment and path.suffix == ".html":
+            ids = live_ids.get(rel)
+            if ids is None:
+                ids = _static_ids(path)
+            if fragment not in ids:
+                result.fail("link", f"{href!r}: {rel} has no element with id {fragment!r}")
+    result.counts["internal links"] = checked
+
+
+def check_page(driver, base: str, page: str) -> tuple[PageResult, dict, set[str]]:
+    result = PageResult(page)
+    start = time.monotonic()
+    _drain_logs(driver)
+    driver.get(base + urllib.parse.quote(page))
+    waited = driver.execute_async_script(WAIT_JS)
+    data = driver.execute_script(COLLECT_JS)
+
+    if waited["wantsMathJax"] and waited["mathjax"] != "typeset":
+        result.fail("math", f"MathJax {waited['mathjax']}")
+    for snippet in data["rawTex"]:
+        result.fail("math", f"raw TeX left untypeset: \"{snippet}\"")
+    for error in data["merror"]:
+        result.fail("math", f"MathJax error node: \"{error}\"")
+
+    for src in data["images"]:
+        result.fail("image", f"image did not load: {src}")
+
+    if data["scrollWidth"] > data["clientWidth"] + 1:
+        result.fail("overflow", f"the page scrolls horizontally: {data['scrollWidth']} px wide "
+                                f"in a {data['clientWidth']} px window")
+    for text in data["overflow"]:
+        result.fail("overflow", text)
+
+    for entry in driver.get_log("browser"):
+        if entry.get("level") == "SEVERE":
+            message = entry.get("message", "").replace(base, "/")
+            result.fail("console", f"JavaScript console error: {message}")
+
+    urls, failed, status = _requests(driver)
+    for url in urls:
+        if not _is_local(url, base):
+            result.fail("request", f"resource requested from outside the book: {url}")
+        elif url.startswith(base) and (status.get(url, 200) >= 400 or url in failed):
+            reason = f"HTTP {status[url]}" if url in status else failed[url]
+            result.fail("request", f"local resource missing: /{url[len(base):]} ({reason})")
+
+    result.seconds = time.monotonic() - start
+    result.counts = {"formulas": data["formulas"], "images": data["imageCount"],
+                     "requests": len(urls)}
+    return result, data, set(data["ids"])
+
+
+def screenshot(driver, path: Path, width: int) -> None:
+    """The page from the top, as tall as the page (at most SCREENSHOT_MAX_HEIGHT px)."""
+    height = driver.execute_script(
+        "return Math.max(document.documentElement.scrollHeight, document.body.scrollHeight)")
+    height = max(HEIGHT, min(int(height), SCREENSHOT_MAX_HEIGHT))
+    metrics = {"width": width, "deviceScaleFactor": 1, "mobile": False}
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {**metrics, "height": height})
+    try:
+        driver.execute_script("window.scrollTo(0, 0)")
+        driver.execute_async_script(
+            "const done = arguments[arguments.length - 1];"
+            "requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(done, 200)));")
+        shot = driver.execute_cdp_cmd("Page.captureScreenshot", {"format": "png"})
+    finally:
+        driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {**metrics, "height": HEIGHT})
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(base64.b64decode(shot["data"]))
+
+
+def run(root: Path, pages: list[str], screenshots: Path | None, screenshot_pages: list[str],
+        width: int, out=sys.stdout) -> list[PageResult]:
+    server = serve(root)
+    base = f"http://127.0.0.1:{server.server_port}/"
+    driver = start_browser(width)
+    results: list[PageResult] = []
+    live_ids: dict[str, set[str]] = {}
+    links: dict[str, list] = {}
+    try:
+        for page in pages:
+            target = _redirect_target(root / page)
+            if target is not None:
+                result = PageResult(page)
+                links[page] = [[target, urllib.parse.urljoin(base + page, target)]]
+                results.append(result)
+                continue
+            try:
+                result, data, ids = check_page(driver, base, page)
+            except Exception as exc:  # a page that hangs or crashes the tab is a failure too
+                result = PageResult(page)
+                first_line = (str(exc).splitlines() or [""])[0]
+                result.fail("browser", f"{type(exc).__name__}: {first_line}")
+                results.append(result)
+                continue
+            live_ids[page] = ids
+            links[page] = data["links"]
+            results.append(result)
+            status = "ok" if not result.failures else f"{len(result.failures)} failure(s)"
+            print(f"  {page}: {status} ({result.seconds:.1f} s)", file=out, flush=True)
+            if screenshots is not None and page in screenshot_pages:
+                name = page.removesuffix(".html").replace("/", "__") + ".png"
+                screenshot(driver, screenshots / name, width)
+                print(f"    screenshot {screenshots / name}", file=out, flush=True)
+        for result in results:  # after all pages, so anchors can be checked on the live pages
+            check_links(result, links.get(result.page, []), root, base, live_ids)
+    finally:
+        driver.quit()
+        server.shutdown()
+        server.server_close()
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--html", type=Path, default=Path("_build/html"),
+                        help="the built book (default: _build/html)")
+    parser.add_argument("--screenshots", type=Path, default=None,
+                        help="folder for screenshots of the key pages (default: none taken)")
+    parser.add_argument("--screenshot-pages", nargs="*", default=list(SCREENSHOT_PAGES),
+                        help="pages to screenshot, relative to --html")
+    parser.add_argument("--pages", nargs="*", default=None,
+                        help="check only these pages (paths relative to --html, globs allowed)")
+    parser.add_argument("--width", type=int, default=WIDTH,
+                        help="window width in px (default 1280)")
+    parser.add_argument("--json", type=Path, default=None, help="also write the results as JSON")
+    args = parser.parse_args(argv)
+
+    root = args.html.resolve()
+    if not (root / "index.html").is_file() and not args.pages:
+        print(f"browser check: {args.html} has no index.html; build the book first (make book)",
+              file=sys.stderr)
+        return 2
+    pages = find_pages(root, args.pages)
+    print(f"browser check: {len(pages)} page(s) of {args.html} at {args.width} px", flush=True)
+    start = time.monotonic()
+    try:
+        results = run(root, pages, args.screenshots, args.screenshot_pages, args.width)
+    except RuntimeError as exc:
+        print(f"browser check: {exc}", file=sys.stderr)
+        return 2
+    failing = [r for r in results if r.failures]
+    if args.json is not None:
+        report = [{"page": r.page, "failures": [{"check": c, "reason": m} for c, m in r.failures],
+                   "seconds": round(r.seconds, 2), "counts": r.counts} for r in results]
+        args.json.write_text(json.dumps(report, indent=1) + "\n")
+    elapsed = time.monotonic() - start
+    totals: dict[str, int] = {}
+    for result in results:
+        for name, n in result.counts.items():
+            totals[name] = totals.get(name, 0) + n
+    print("browser check: looked at " + ", ".join(f"{n} {name}" for name, n in totals.items()))
+    if not failing:
+        print(f"browser check: all {len(results)} page(s) pass ({elapsed:.0f} s)")
+        return 0
+    print(f"browser check: {len(failing)} of {len(results)} page(s) FAIL ({elapsed:.0f} s)",
+          file=sys.stderr)
+    for result in failing:
+        for check, reason in result.failures:
+            print(f"FAIL {result.page}: [{check}] {reason}", file=sys.stderr)
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
