@@ -21,9 +21,9 @@ def test_every_chapter_opens_with_its_own_box(chapter):
     text = chapter.path.read_text()
     calls = re.findall(r'chapter_status\("([^"]+)"\)', text)
     assert calls == [chapter.docname]               # once, naming this chapter (no copy-paste)
-    title = text.index("\n# ")
-    first_cell = text.index("```{code-cell}", title)
-    assert text.index("chapter_status(", title) < text.index("```", first_cell + 3)
+    cells = re.findall(r"^```\{code-cell\}[^\n]*\n(.*?)^```", text, flags=re.M | re.S)
+    # right after the parameters cell (which stays the first code cell)
+    assert ":tags: [parameters]" in cells[0] and "chapter_status(" in cells[1]
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda c: c.name)
