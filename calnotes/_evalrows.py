@@ -17,7 +17,7 @@ from ._binstats import positives_by_class
 from ._sorted import MEASURES, SORT_WORKERS, Located, SortedColumns, measure_columns
 from .expectation import _expected_abs_sums, _folded_normal_mean
 from .significance import (CI_LEVEL, draw_categorical, exact_tail_bounds, monte_carlo_p_value,
-                           poisson_binomial_pmf_fft)
+                           poisson_binomial_pmfs_fft)
 
 #: Work budget of an exact class-wise l1 reference: columns x bins x (largest bin)^2.
 EXACT_L1_BUDGET = 3e9
@@ -25,7 +25,9 @@ EXACT_L1_BUDGET = 3e9
 #: resample rebuilds k sorted columns and every plan: 4e6 took about 7 s on one core).
 CLASSWISE_BOOTSTRAP_BUDGET = 2e6
 #: Replications of the null per Monte Carlo batch (memory: batch x k x m counts).
-_BATCH_BUDGET = 1 << 23
+_BATCH_BUDGET = 1 << 22
+#: Uniforms drawn at once for the null's outcomes (memory: 12 bytes each).
+_CHUNK_BUDGET = 1 << 24
 
 
 @dataclass
@@ -39,8 +41,54 @@ class Problem:
     loc: Located | None = None
 
     def prepare(self, workers):
+        """Sort the columns once and locate the positives."""
         self.sc = SortedColumns(self.X, workers)
         self.loc = self.sc.locate_positives(self.positives)
+
+    def outcome_key(self) -> np.ndarray:
+        """Per row, ``1 +`` the column whose outcome is 1 (0 when none): the label for the
+        class-wise problem, the outcome for a single column."""
+        key = np.zeros(self.X.shape[0], dtype=np.int64)
+        for col, rows in enumerate(self.positives):
+            key[rows] = col + 1
+        return key
+
+
+def canonical_order(X: np.ndarray, key: np.ndarray) -> np.ndarray:
+    """A permutation of the rows that depends only on their contents: rows sorted by
+    ``(X[i, 0], X[i, 1], ..., X[i, c - 1], key[i])`` lexicographically.
+
+    Rows that end up tied are identical (same predictions, same outcomes), hence
+    interchangeable: drawing the null's uniforms and the bootstrap's multiplicities in this
+    order makes p-values and intervals independent of the input row order.  One argsort of
+    the first column, then each further column sorts only the rows still tied (for
+    continuous predictions: none).
+
+    Examples
+    --------
+    >>> X = np.array([[0.5, 0.2], [0.1, 0.9], [0.5, 0.1], [0.5, 0.2]])
+    >>> canonical_order(X, np.array([1, 0, 0, 0])).tolist()
+    [1, 2, 3, 0]
+    """
+    n, c = X.shape
+    order = np.argsort(X[:, 0], kind="stable")
+    v = X[order, 0]
+    new = np.ones(n, dtype=bool)
+    np.not_equal(v[1:], v[:-1], out=new[1:])
+    for j in range(1, c + 1):
+        run = np.cumsum(new) - 1
+        tied = np.bincount(run)[run] > 1
+        if not tied.any():
+            break
+        pos = np.flatnonzero(tied)
+        rows = order[pos]
+        col = X[rows, j] if j < c else key[rows]
+        perm = np.lexsort((col, run[pos]))          # runs stay in place, sorted within
+        order[pos] = rows[perm]
+        col = col[perm]
+        split = (run[pos[1:]] == run[pos[:-1]]) & (col[1:] != col[:-1])
+        new[pos[1:][split]] = True
+    return order
 
 
 def problems(y, P, top, correct, conf, aggregations) -> list[Problem]:
@@ -60,7 +108,7 @@ def problems(y, P, top, correct, conf, aggregations) -> list[Problem]:
 def _single_pmfs(sc: SortedColumns, plan) -> list:
     """Exact laws of the bins' positive counts under the calibrated null (one column)."""
     s = plan.starts[0]
-    return [poisson_binomial_pmf_fft(sc.values[0, s[j]:s[j + 1]]) for j in range(plan.m)]
+    return poisson_binomial_pmfs_fft([sc.values[0, s[j]:s[j + 1]] for j in range(plan.m)])
 
 
 def _padded(sc: SortedColumns, plan) -> np.ndarray:
@@ -89,7 +137,7 @@ def reference(prob: Problem, plan, name: str, pmfs, budget: float) -> tuple[floa
     p, _ = MEASURES[name]
     n = sc.n
     if p == 2:      # E S_j = 0 and Var S_j = sum p(1 - p): the bins do not matter
-        return float(sc.pq.sum(axis=1).mean() / n ** 2), "exact"
+        return float(sc.pq_sums().mean() / n ** 2), "exact"
     if l1_cost(sc, plan) > budget:
         sigma = np.sqrt(sc.variance_sums(plan))
         return float((_folded_normal_mean(0.0, sigma).sum(axis=1) / n).mean()), "folded-normal"
@@ -107,31 +155,111 @@ def reference(prob: Problem, plan, name: str, pmfs, budget: float) -> tuple[floa
 
 
 class NullSampler:
-    """Replications of the calibrated null for one problem, in batches, from its sorted order."""
+    """Replications of the calibrated null for one problem, from its sorted order.
 
-    def __init__(self, prob: Problem, P: np.ndarray):
+    The uniforms of a chunk of replications are drawn as ``(n, R)``, row ``r`` for the
+    ``r``-th row of :func:`canonical_order`, so the draws do not depend on the input row
+    order.  Class-wise: each row's label is drawn from its own cumulative probabilities (one
+    binary search per row for all replications of the chunk), the distinct entries ``(row,
+    label)`` the chunk hits are located once in their sorted columns (their group starts, which
+    decide the bins), and each draw then finds its entry's by a gather.  Single column: the
+    outcome is ``u < x`` and the group starts are ``SortedColumns.left``.
+    """
+
+    def __init__(self, prob: Problem, canon: np.ndarray):
         self.prob = prob
         sc = prob.sc
-        self.n = sc.n
-        if prob.aggregation == "classwise":
-            self.cdf = np.cumsum(P, axis=1)
-        else:
-            rows = np.arange(self.n)
-            self.left_all = sc.locate(np.zeros(self.n, dtype=np.int64), rows).left
-            self.x = sc.X[:, 0]
+        self.n, self.c = sc.n, sc.c
+        self.rank = np.empty(self.n, dtype=np.int64)
+        self.rank[canon] = np.arange(self.n)
+        self.X = np.ascontiguousarray(prob.X, dtype=np.float64)
+        if self.c == 1:
+            self.left = sc.left
+        else:                       # located on demand: only the entries the draws hit
+            self.left = np.empty((self.n, self.c), dtype=np.int32 if self.n < 2 ** 31
+                                 else np.int64)
+            self.known = np.zeros((self.n, self.c), dtype=bool)
+            self.known_any = False
 
-    def batch(self, u: np.ndarray) -> Located:
-        """The positives of ``u.shape[0]`` replications drawn with uniforms ``u`` (R, n)."""
-        nb, n = u.shape
-        sc = self.prob.sc
-        if self.prob.aggregation == "classwise":
-            labels = draw_categorical(self.cdf, u)                       # (nb, n)
-            rows = np.broadcast_to(np.arange(n), (nb, n)).ravel()
-            batch = np.repeat(np.arange(nb, dtype=np.int64), n)
-            return sc.locate(labels.ravel(), rows, batch, nb)
-        b, rows = np.nonzero(u < self.x[None, :])
-        return Located(np.zeros(rows.shape[0], dtype=np.int64), b.astype(np.int64),
-                       self.left_all[rows], rows.astype(np.int64), nb)
+    def _locate(self, labels: np.ndarray) -> None:
+        """Group starts of the entries ``(i, labels[i, r])`` not located yet: each distinct
+        entry once, by one binary search in its sorted column (a row's draws hit few
+        distinct classes: about 20 of 1,000 for 200 draws of the benchmark's softmax)."""
+        n, c = self.n, self.c
+        if self.known_any:
+            need = np.zeros((n, c), dtype=bool)
+            need[np.arange(n)[:, None], labels] = True
+            need &= ~self.known
+        else:
+            need = self.known
+            need[np.arange(n)[:, None], labels] = True
+        values = self.prob.sc.values
+        for col in range(c):
+            rows = np.flatnonzero(need[:, col])
+            if rows.size:
+                self.left[rows, col] = np.searchsorted(values[col], self.X[rows, col],
+                                                       side="left")
+        if self.known_any:
+            self.known |= need
+        self.known_any = True
+
+    def outcomes(self, u: np.ndarray) -> np.ndarray:
+        """The outcomes of ``u.shape[1]`` replications from uniforms ``u`` (shape ``(n, R)``,
+        canonical row order): labels ``(n, R)`` (class-wise) or indicators (one column)."""
+        u = u[self.rank]                                        # uniforms of the input rows
+        if self.c == 1:
+            return u < self.X[:, :1]
+        if self.c <= 16:
+            labels = draw_categorical(np.cumsum(self.X, axis=1), u.T).T
+            self._locate(labels)
+            return labels
+        labels = np.empty(u.shape, dtype=np.int32 if self.c < 2 ** 31 else np.int64)
+        block = max(1, (1 << 18) // self.c)
+        for lo in range(0, self.n, block):
+            cdf = np.cumsum(self.X[lo:lo + block], axis=1)     # row by row, as draw_categorical
+            target = u[lo:lo + block] * cdf[:, -1:]
+            for r in range(cdf.shape[0]):   # one binary search per row for all replications
+                labels[lo + r] = np.searchsorted(cdf[r], target[r], side="right")
+        np.minimum(labels, self.c - 1, out=labels)
+        self._locate(labels)
+        return labels
+
+    def values(self, outcomes: np.ndarray, by_plan, ties) -> dict:
+        """``{(id(plan), name): (R,) values}`` of the replications with ``outcomes``
+        (a column slice of :meth:`outcomes`)."""
+        n, c = self.n, self.c
+        nb = outcomes.shape[1]
+        out = {}
+        if c == 1:
+            rows, b = np.nonzero(outcomes)
+            loc = Located(np.zeros(rows.shape[0], dtype=np.int64), b.astype(np.int64),
+                          self.left[rows, 0].astype(np.int64), rows.astype(np.int64), nb)
+            for plan, names in by_plan:
+                for name, v in plan.measure_values(loc, ties, names).items():
+                    out[(id(plan), name)] = v
+            return out
+        cols = outcomes.ravel().astype(np.int64)                       # row-major: (i, r)
+        flat = np.repeat(np.arange(n, dtype=np.int64) * c, nb) + cols
+        left = self.left.ravel()[flat]
+        values = (self.X.ravel()[flat] if any(p.binning == "width" for p, _ in by_plan)
+                  else None)
+        batch = np.tile(np.arange(nb, dtype=np.int64), n)
+        base = batch * c + cols
+        loc = None
+        for plan, names in by_plan:
+            if plan.groups:
+                if loc is None:
+                    loc = Located(cols, batch, left.astype(np.int64),
+                                  np.repeat(np.arange(n, dtype=np.int64), nb), nb)
+                res = plan.measure_values(loc, ties, names)
+            else:
+                m = plan.m
+                keys = base * m + plan.bins_of_entries(cols, left, values)
+                counts = np.bincount(keys, minlength=nb * c * m).reshape(nb, c, m)
+                res = plan.values_from_counts(counts, names)
+            for name, v in res.items():
+                out[(id(plan), name)] = v.reshape(nb, c).mean(axis=1)
+        return out
 
 
 def binned_rows(y, P, probs_list: list, bins, ties, *, references=True, draws=0,
@@ -141,6 +269,8 @@ def binned_rows(y, P, probs_list: list, bins, ties, *, references=True, draws=0,
 
     ``probs_list`` are the prepared :class:`Problem` objects; ``draws`` Monte Carlo
     replications of the null (0: no p-values), ``bootstrap`` resamples (0: no intervals).
+    The null's uniforms and the resamples' multiplicities are assigned to the rows in
+    :func:`canonical_order`, so with ``ties="average"`` nothing depends on the row order.
     Returns ``(rows, notes)``.
     """
     n = P.shape[0]
@@ -152,6 +282,9 @@ def binned_rows(y, P, probs_list: list, bins, ties, *, references=True, draws=0,
     for prob in probs_list:
         single = prob.sc.c == 1
         mc_specs = []
+        pmf_cache: dict = {}
+        for m, name in specs:       # every plan first: one pass for all variance sums
+            prob.sc.plan(m, MEASURES[name][1])
         for m, name in specs:
             plan = prob.sc.plan(m, MEASURES[name][1])
             value = float(measure_columns(plan.stats(prob.loc, ties), name).mean())
@@ -159,7 +292,12 @@ def binned_rows(y, P, probs_list: list, bins, ties, *, references=True, draws=0,
                    "n_bins": m, "value": value, "calibrated_reference": None,
                    "reference_method": "skipped"}
             exact_ok = single and (ties == "position" or not plan.groups)
-            pmfs = _single_pmfs(prob.sc, plan) if single and draws and exact_ok else None
+            pmfs = None
+            if single and (draws and exact_ok or references and MEASURES[name][0] == 1
+                           and l1_cost(prob.sc, plan) <= budget):
+                if id(plan) not in pmf_cache:
+                    pmf_cache[id(plan)] = _single_pmfs(prob.sc, plan)
+                pmfs = pmf_cache[id(plan)]
             if references:
                 ref, method = reference(prob, plan, name, pmfs, budget)
                 row["calibrated_reference"], row["reference_method"] = ref, method
@@ -173,12 +311,15 @@ def binned_rows(y, P, probs_list: list, bins, ties, *, references=True, draws=0,
             rows.append(row)
             if progress is not None:
                 progress.update(1)
+        canon = None
+        if mc_specs or bootstrap:
+            canon = canonical_order(prob.X, prob.outcome_key())
         if mc_specs:
-            _monte_carlo(prob, P, mc_specs, ties, draws, rng, workers)
+            _monte_carlo(prob, mc_specs, ties, draws, rng, workers, canon)
         if bootstrap:
             if single or n * prob.sc.c * bootstrap <= CLASSWISE_BOOTSTRAP_BUDGET:
                 _bootstrap(prob, [r for r in rows if r["aggregation"] == prob.aggregation
-                                  and r["binning"] != "kernel"], ties, bootstrap, rng)
+                                  and r["binning"] != "kernel"], ties, bootstrap, rng, canon)
             else:
                 notes.append(f"bootstrap intervals of the {prob.aggregation} rows skipped:"
                              f" n x k x B = {n * prob.sc.c * bootstrap:.2g} exceeds"
@@ -191,32 +332,42 @@ def binned_rows(y, P, probs_list: list, bins, ties, *, references=True, draws=0,
     return rows, notes
 
 
-def _monte_carlo(prob: Problem, P, specs, ties, draws: int, rng, workers: int):
-    """Monte Carlo p-values of ``specs`` (rows, plans, names) for one problem."""
-    sampler = NullSampler(prob, P)
+def _monte_carlo(prob: Problem, specs, ties, draws: int, rng, workers: int, canon):
+    """Monte Carlo p-values of ``specs`` (rows, plans, names) for one problem.
+
+    Uniforms are drawn in chunks of ``(n, R)`` (row ``r``: the ``r``-th row of the
+    canonical order), in order, so the p-values depend on the seed, ``n``, ``k`` and the
+    bin counts only; the replications of a chunk are evaluated in batches on ``workers``
+    threads."""
+    sampler = NullSampler(prob, canon)
     n, c = prob.sc.n, prob.sc.c
     width = max(plan.m for _, plan, _ in specs)
     nb = int(max(1, min(draws, _BATCH_BUDGET // max(1, n + c * width))))
-    sizes = [min(nb, draws - s) for s in range(0, draws, nb)]
-    uniforms = [rng.random((size, n)) for size in sizes]      # drawn in order: reproducible
+    chunk = max(nb, _CHUNK_BUDGET // max(1, n) // nb * nb)
 
     by_plan: dict = {}
     for _, plan, name in specs:
         by_plan.setdefault(id(plan), (plan, []))[1].append(name)
+    by_plan = list(by_plan.values())
 
-    def run(u):
-        loc = sampler.batch(u)
-        values = {}
-        for plan, names in by_plan.values():
-            for name, v in plan.measure_values(loc, ties, names).items():
-                values[(id(plan), name)] = v.reshape(u.shape[0], c).mean(axis=1)
+    def run(outcomes):
+        values = sampler.values(outcomes, by_plan, ties)
         return np.array([values[(id(plan), name)] for _, plan, name in specs])
 
-    if workers > 1 and len(uniforms) > 1:
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            parts = list(pool.map(run, uniforms))
-    else:
-        parts = [run(u) for u in uniforms]
+    parts = []
+    pool = ThreadPoolExecutor(max_workers=workers) if workers > 1 else None
+    try:
+        for start in range(0, draws, chunk):
+            size = min(chunk, draws - start)
+            outcomes = sampler.outcomes(rng.random((n, size)))
+            slices = [outcomes[:, s:s + nb] for s in range(0, size, nb)]
+            if pool is not None and len(slices) > 1:
+                parts += list(pool.map(run, slices))
+            else:
+                parts += [run(o) for o in slices]
+    finally:
+        if pool is not None:
+            pool.shutdown()
     T = np.concatenate(parts, axis=1)                           # (specs, draws)
     for (row, _, _), t in zip(specs, T):
         row.update(p_value=monte_carlo_p_value(row["value"], t), p_value_method="monte-carlo",
@@ -231,7 +382,10 @@ class Resampler:
     def __init__(self, prob: Problem):
         sc = prob.sc
         self.sc, self.n, self.c = sc, sc.n, sc.c
-        self.order = np.argsort(sc.X, axis=0, kind="stable").T                # (c, n)
+        if sc.order is not None:                    # one column: its stable order, kept
+            self.order = sc.order
+        else:
+            self.order = np.argsort(sc.X, axis=0, kind="stable").T            # (c, n)
         outcome = np.zeros((self.n, self.c), dtype=bool)
         for col, r in enumerate(prob.positives):
             outcome[r, col] = True
@@ -239,7 +393,7 @@ class Resampler:
 
     def values(self, w: np.ndarray, specs, ties) -> list:
         """Values of the measures ``specs`` (pairs ``(m, name)``) on the resample with row
-        multiplicities ``w``."""
+        multiplicities ``w`` (in input row order)."""
         ws = w[self.order]                                                  # (c, n)
         res = SortedColumns.presorted(np.stack([np.repeat(self.sc.values[col], ws[col])
                                                 for col in range(self.c)]))
@@ -252,18 +406,30 @@ class Resampler:
         pos = np.concatenate(positions)
         loc = Located(np.concatenate(cols), np.zeros(pos.shape[0], dtype=np.int64),
                       np.concatenate(lefts), pos, 1)
-        return [float(res.plan(m, MEASURES[name][1]).measure_values(loc, ties, [name])[name]
-                      .mean()) for m, name in specs]
+        by_plan: dict = {}
+        for m, name in specs:           # the measures of one plan from one pass
+            by_plan.setdefault((m, MEASURES[name][1]), []).append(name)
+        values = {}
+        for (m, binning), names in by_plan.items():
+            for name, v in res.plan(m, binning).measure_values(loc, ties, names).items():
+                values[m, name] = float(v.mean())
+        return [values[spec] for spec in specs]
 
 
-def _bootstrap(prob: Problem, rows: list, ties, B: int, rng):
-    """Percentile intervals of the rows' values over ``B`` resamples of the rows."""
+def _bootstrap(prob: Problem, rows: list, ties, B: int, rng, canon):
+    """Percentile intervals of the rows' values over ``B`` resamples of the rows.
+
+    Each resample draws ``n`` positions of the canonical order uniformly with replacement
+    (the multiplicities of a multinomial with equal weights); a row's multiplicity is that
+    of its canonical position."""
     resampler = Resampler(prob)
     n = resampler.n
     specs = [(row["n_bins"], row["measure"]) for row in rows]
     values = np.empty((len(rows), B))
+    w = np.empty(n, dtype=np.int64)
     for b in range(B):
-        values[:, b] = resampler.values(rng.multinomial(n, np.full(n, 1.0 / n)), specs, ties)
+        w[canon] = np.bincount(rng.integers(0, n, size=n), minlength=n)
+        values[:, b] = resampler.values(w, specs, ties)
     alpha = (1.0 - CI_LEVEL) / 2
     for row, v in zip(rows, values):
         lo, hi = np.quantile(v, [alpha, 1.0 - alpha])

@@ -35,6 +35,9 @@ from .binning import quantile_bin_of_position
 
 #: Worker threads for the column sorts (NumPy releases the GIL while sorting).
 SORT_WORKERS = min(4, os.cpu_count() or 1)
+#: Largest ``columns x requested bins`` for which an equal-width plan keeps a direct index
+#: from (column, bin of the edges) to its kept bin (otherwise: binary searches of positions).
+_KEPT_INDEX_BUDGET = 1 << 24
 
 
 def sort_columns(X: np.ndarray, workers: int | None = None) -> np.ndarray:
@@ -67,6 +70,40 @@ def sort_columns(X: np.ndarray, workers: int | None = None) -> np.ndarray:
     return out
 
 
+def _group_starts_rows(v: np.ndarray) -> np.ndarray:
+    """First sorted position of the tie group of every position of each (sorted) row of
+    ``v``, shape ``v.shape``, as the smallest integer type that holds ``n``."""
+    n = v.shape[1]
+    dtype = np.int32 if n < 2 ** 31 else np.int64
+    new = np.empty(v.shape, dtype=bool)
+    new[:, 0] = True
+    np.not_equal(v[:, 1:], v[:, :-1], out=new[:, 1:])
+    first = np.where(new, np.arange(n, dtype=dtype), dtype(0))
+    np.maximum.accumulate(first, axis=1, out=first)
+    return first
+
+
+def width_raw_bins(values: np.ndarray, m: int) -> np.ndarray:
+    """Equal-width bin of each value of ``[0, 1]`` among ``m``: ``#{j in 1..m-1 : j/m <=
+    value}`` with the edges ``np.arange(m + 1) / m`` -- what ``np.searchsorted(edges[1:m],
+    values, "right")`` gives, and the bins of the sorted positions of :class:`BinPlan`
+    (``value >= edge`` exactly when its position is at or after the edge's start).  ``floor(m
+    v)`` is off by at most one; one comparison with each neighbouring edge corrects it.
+
+    Examples
+    --------
+    >>> width_raw_bins(np.array([0.0, 0.1, 1 / 3, np.nextafter(1 / 3, 0), 1.0]), 3).tolist()
+    [0, 0, 1, 0, 2]
+    """
+    edges = np.arange(m + 1, dtype=np.float64) / m
+    e = np.concatenate([[-np.inf], edges[1:m], [np.inf]])
+    raw = (values * m).astype(np.int64)
+    np.minimum(raw, m - 1, out=raw)
+    raw += e[raw + 1] <= values
+    raw -= e[raw] > values
+    return raw
+
+
 @dataclass(frozen=True)
 class Located:
     """Positives of a batch of column problems, located in the sorted order.
@@ -93,13 +130,35 @@ class SortedColumns:
         Validated predictions, one column per binary problem.
     workers : int, optional
         Threads for the sort (default :data:`SORT_WORKERS`).
+
+    Attributes
+    ----------
+    values : ndarray, shape (c, n)
+        Each column sorted ascending.
+    left : ndarray of int, shape (n, 1), or None
+        One column only: the first sorted position of each row's value (its group start).
+    order : ndarray of int, shape (1, n), or None
+        One column only: its stable sorting permutation (``values[0] = X[order[0], 0]``),
+        which the bootstrap uses.  (For many columns an argsort would cost about twice the
+        sort; the class-wise null locates the few entries its draws hit instead.)
     """
 
     def __init__(self, X: np.ndarray, workers: int | None = None):
         self.X = X
         self.n, self.c = X.shape
-        self.values = sort_columns(X, workers)
+        self.order = None
+        self.left = None
+        if self.c == 1:
+            order = np.argsort(X[:, 0], kind="stable")
+            self.values = np.ascontiguousarray(X[order, 0], dtype=np.float64)[None, :]
+            self.order = order[None, :]
+            left = np.empty(self.n, dtype=np.int64)
+            left[order] = _group_starts_rows(self.values)[0]
+            self.left = left[:, None]
+        else:
+            self.values = sort_columns(X, workers)
         self._plans: dict = {}
+        self._pq_sums = None
 
     @classmethod
     def presorted(cls, values: np.ndarray) -> "SortedColumns":
@@ -111,7 +170,9 @@ class SortedColumns:
         self.values = np.ascontiguousarray(values, dtype=np.float64)
         self.c, self.n = self.values.shape
         self.X = self.values.T
+        self.order = self.left = None
         self._plans = {}
+        self._pq_sums = None
         return self
 
     def group_starts(self, col: int, positions: np.ndarray) -> np.ndarray:
@@ -132,7 +193,9 @@ class SortedColumns:
         rows = np.asarray(rows, dtype=np.int64)
         batch = np.zeros(cols.shape[0], dtype=np.int64) if batch is None else batch
         left = np.empty(cols.shape[0], dtype=np.int64)
-        if self.c == 1:
+        if self.left is not None:
+            left[:] = self.left[rows, cols]
+        elif self.c == 1:
             left[:] = np.searchsorted(self.values[0], self.X[rows, 0], side="left")
         else:
             order = np.argsort(cols, kind="stable")
@@ -161,15 +224,39 @@ class SortedColumns:
 
     def variance_sums(self, plan: "BinPlan") -> np.ndarray:
         """``sum p (1 - p)`` over each bin, shape ``(c, m)``: the variance of the bin's
-        positive count under the calibrated null."""
-        return plan.reduce(self.pq)
+        positive count under the calibrated null.  Computed for every plan made so far in
+        one pass over column blocks (``p (1 - p)`` is never held for the whole matrix), and
+        cached."""
+        if plan.variance is None:
+            self._pq_pass()
+        return plan.variance
+
+    def pq_sums(self) -> np.ndarray:
+        """``sum_i p_i (1 - p_i)`` of each column, shape ``(c,)`` (cached)."""
+        if self._pq_sums is None:
+            self._pq_pass()
+        return self._pq_sums
+
+    def _pq_pass(self, block: int = 16) -> None:
+        """:meth:`pq_sums` and the :meth:`variance_sums` of every plan without them, from
+        ``p (1 - p)`` of ``block`` columns at a time (the same sums as on the whole array)."""
+        plans = [p for p in self._plans.values() if p.variance is None]
+        sums = np.empty(self.c)
+        for p in plans:
+            p.variance = np.empty((self.c, p.m))
+        for lo in range(0, self.c, block):
+            hi = min(self.c, lo + block)
+            v = self.values[lo:hi]
+            pq = v * (1.0 - v)
+            sums[lo:hi] = pq.sum(axis=1)
+            for p in plans:
+                p.variance[lo:hi] = p.reduce(pq, lo)
+        self._pq_sums = sums
 
     @property
     def pq(self) -> np.ndarray:
-        """``p (1 - p)`` in sorted order, shape ``(c, n)`` (computed once)."""
-        if getattr(self, "_pq", None) is None:
-            self._pq = self.values * (1.0 - self.values)
-        return self._pq
+        """``p (1 - p)`` in sorted order, shape ``(c, n)`` (computed on demand, not kept)."""
+        return self.values * (1.0 - self.values)
 
 
 class BinPlan:
@@ -207,34 +294,49 @@ class BinPlan:
             # (an empty bin has S_j = 0), so the plan keeps those, at most min(m, n) per
             # column, padded at the end with empty bins to a common count.
             edges = np.arange(m + 1, dtype=np.float64) / m
-            kept = []
+            kept, kept_bins = [], []
             for col in range(c):
                 s = np.concatenate([[0], np.searchsorted(sc.values[col], edges[1:m],
                                                          side="left"), [n]])
-                kept.append(s[:-1][np.diff(s) > 0])
+                filled = np.flatnonzero(np.diff(s) > 0)
+                kept.append(s[filled])
+                kept_bins.append(filled)
             width = max(1, max(k.shape[0] for k in kept))
             starts = np.full((c, width + 1), n, dtype=np.int64)
             for col, k in enumerate(kept):
                 starts[col, :k.shape[0]] = k
             self.requested = m
-            self.m = m = width
+            self.m = width
             self.starts = starts
             self.groups = {}
+            # kept bin of (column, bin of the edges): a value's bin is found from the value
+            # itself (binary search of the m - 1 inner edges), which agrees with the sorted
+            # positions' runs by construction (value >= edge <=> position >= its start)
+            self._kept_index = None
+            if c * m <= _KEPT_INDEX_BUDGET:
+                index = np.full((c, m), -1, dtype=np.int64)
+                for col, filled in enumerate(kept_bins):
+                    index[col, filled] = np.arange(filled.shape[0])
+                self._kept_index = index.ravel()
+            m = width
         else:
             raise ValueError(f"binning: expected 'width' or 'mass', got {binning!r}")
         self.count = np.diff(self.starts, axis=1).astype(np.float64)
         self.sum_prob = self.reduce(sc.values)
         self._group_rows: dict = {}
+        self._flat: tuple | None = None
+        self.variance: np.ndarray | None = None     # set by SortedColumns.variance_sums
 
-    def reduce(self, sorted_values: np.ndarray) -> np.ndarray:
-        """Sums of a ``(c, n)`` array (in sorted order) over each bin, shape ``(c, m)``."""
+    def reduce(self, sorted_values: np.ndarray, first: int = 0) -> np.ndarray:
+        """Sums of a ``(c, n)`` array (in sorted order) over each bin, shape ``(c, m)``; or of
+        the columns ``first, first + 1, ...`` for a block of rows of such an array."""
         n, m = self.sc.n, self.m
         if self.binning == "mass":
             return np.add.reduceat(sorted_values, self.starts[0, :-1], axis=1)
         c = sorted_values.shape[0]
         out = np.zeros((c, m))
         for col in range(c):
-            s = self.starts[col]
+            s = self.starts[first + col]
             filled = s[1:] > s[:-1]
             if filled.any():
                 out[col, filled] = np.add.reduceat(sorted_values[col], s[:-1][filled])
@@ -252,21 +354,43 @@ class BinPlan:
         keys = loc.col * (n + 1) + loc.left
         return np.searchsorted(flat, keys, side="right") - 1 - loc.col * m
 
+    def bins_of_entries(self, cols: np.ndarray, left: np.ndarray,
+                        values: np.ndarray | None) -> np.ndarray:
+        """Bin of the entries ``(row, cols[i])`` with group starts ``left`` and predictions
+        ``values`` (equal-width plans need the values; equal-mass plans only ``left``), as
+        :meth:`bins_of` finds them."""
+        if self.binning == "mass":
+            return quantile_bin_of_position(left, self.sc.n, self.m)
+        if self._kept_index is None:
+            cols = np.asarray(cols, dtype=np.int64)
+            return self.bins_of(Located(cols, cols, np.asarray(left, dtype=np.int64), cols))
+        m = self.requested
+        return self._kept_index[cols * np.int64(m) + width_raw_bins(values, m)]
+
+    def values_from_counts(self, counts: np.ndarray, names) -> dict:
+        """``{name: values}`` from the positives' counts, shape ``(nb, c, m)``, of ``nb``
+        replications (no straddling tie groups): shape ``(nb * c,)`` each."""
+        S = counts.astype(np.float64)
+        np.subtract(self.sum_prob[None], S, out=S)
+        np.abs(S, out=S)
+        n = self.sc.n
+        out = {name: (S.sum(axis=2) / n).ravel() for name in names if MEASURES[name][0] == 1}
+        squares = [name for name in names if MEASURES[name][0] == 2]
+        if squares:
+            np.multiply(S, S, out=S)                        # in place, after the l1 sums
+            out.update({name: (S.sum(axis=2) / n ** 2).ravel() for name in squares})
+        return out
+
     def measure_values(self, loc: Located, ties: str, names) -> dict:
         """``{name: values}`` of the measures ``names`` (all on this binning) for the
         ``loc.n_batch * c`` column problems of ``loc``; one pass over the positives."""
-        c, m, n, nb = self.sc.c, self.m, self.sc.n, loc.n_batch
+        c, m, nb = self.sc.c, self.m, loc.n_batch
         if self.groups:
             stats = self.stats(loc, ties)
             return {name: measure_columns(stats, name) for name in names}
         keys = (loc.batch * c + loc.col) * m + self.bins_of(loc)
         counts = np.bincount(keys, minlength=nb * c * m).reshape(nb, c, m)
-        S = np.abs(self.sum_prob[None] - counts)
-        out = {}
-        for name in names:
-            p = MEASURES[name][0]
-            out[name] = ((S * S).sum(axis=2) / n ** 2 if p == 2 else S.sum(axis=2) / n).ravel()
-        return out
+        return self.values_from_counts(counts, names)
 
     def stats(self, loc: Located, ties: str = "average") -> BinStats:
         """:class:`BinStats` of the ``loc.n_batch * c`` column problems of ``loc`` (column
@@ -281,6 +405,8 @@ class BinPlan:
             sum_outcome = np.bincount(flat_col * m + bins, minlength=nb * c * m)
             return BinStats(count=count, sum_prob=sum_prob,
                             sum_outcome=sum_outcome.reshape(nb * c, m).astype(np.float64), n=n)
+        if ties != "position" and self._flat_groups()[0].shape[0]:
+            return self._average_stats(loc, flat_col, bins, count, sum_prob)
         member = np.zeros(loc.left.shape[0], dtype=bool)
         parts: list = []
         adds: list = []
@@ -325,6 +451,64 @@ class BinPlan:
                             n=n)
         tie_parts = TieParts(*(np.concatenate([p[i] for p in parts]).astype(np.int64)
                                for i in range(5)))
+        return BinStats(count=count, sum_prob=sum_prob, sum_outcome=sum_outcome.reshape(shape),
+                        n=n, parts=tie_parts, fixed_outcome=fixed.reshape(shape))
+
+    def _flat_groups(self) -> tuple:
+        """The straddling groups as flat arrays, in the order ``(column, group)``: keys
+        ``col * (n + 1) + a`` (ascending), columns, sizes ``N``; and their overlaps in the
+        order ``(column, group, bin)``: group index, bin, members ``o``."""
+        if self._flat is None:
+            n = self.sc.n
+            g_col, g_a, g_N, q_g, q_j, q_o = [], [], [], [], [], []
+            for col, groups in self.groups.items():
+                for a, e, overlaps in groups:
+                    for j, o in overlaps:
+                        q_g.append(len(g_col))
+                        q_j.append(j)
+                        q_o.append(o)
+                    g_col.append(col)
+                    g_a.append(a)
+                    g_N.append(e - a)
+            g_col, g_a, g_N, q_g, q_j, q_o = (np.array(v, dtype=np.int64)
+                                              for v in (g_col, g_a, g_N, q_g, q_j, q_o))
+            self._flat = (g_col * (n + 1) + g_a, g_col, g_N, q_g, q_j, q_o)
+        return self._flat
+
+    def _average_stats(self, loc: Located, flat_col, bins, count, sum_prob) -> BinStats:
+        """:meth:`stats` with straddling tie groups under ``ties="average"``, vectorised over
+        groups and replications; the same numbers, added in the same order, as the loop over
+        groups of the ``"position"`` branch and of :func:`calnotes._binstats.bin_stats`."""
+        c, m, n, nb = self.sc.c, self.m, self.sc.n, loc.n_batch
+        g_key, g_col, g_N, q_g, q_j, q_o = self._flat_groups()
+        G = g_key.shape[0]
+        key = loc.col * (n + 1) + loc.left
+        idx = np.minimum(np.searchsorted(g_key, key), G - 1)
+        member = g_key[idx] == key
+        # K[b, g]: positives of group g in replication b
+        K = np.bincount(loc.batch[member] * G + idx[member], minlength=nb * G).reshape(nb, G)
+        fixed = np.bincount((flat_col * m + bins)[~member], minlength=nb * c * m)
+        fixed = fixed.astype(np.float64)
+        # one entry per (overlap q, replication b), q-major: the loop order of bin_stats
+        Kq = K[:, q_g].T                                               # (Q, nb)
+        Nq, oq = g_N[q_g][:, None], q_o[:, None]
+        targets = np.arange(nb, dtype=np.int64)[None, :] * c + g_col[q_g][:, None]
+        keys = (targets * m + q_j[:, None]).ravel()
+        sum_outcome = fixed.copy()
+        np.add.at(sum_outcome, keys, (oq * Kq / Nq).ravel())        # sequential, in order
+        random = ((Kq > 0) & (Kq < Nq)).ravel()
+        fixed += np.bincount(keys[~random], weights=(oq * Kq // Nq).ravel()[~random],
+                             minlength=nb * c * m)
+        shape = (nb * c, m)
+        if not random.any():
+            return BinStats(count=count, sum_prob=sum_prob, sum_outcome=sum_outcome.reshape(shape),
+                            n=n)
+        Q = q_g.shape[0]
+        tie_parts = TieParts(targets.ravel()[random],
+                             np.broadcast_to(q_j[:, None], (Q, nb)).ravel()[random],
+                             np.broadcast_to(Nq, (Q, nb)).ravel()[random],
+                             Kq.ravel()[random],
+                             np.broadcast_to(oq, (Q, nb)).ravel()[random])
         return BinStats(count=count, sum_prob=sum_prob, sum_outcome=sum_outcome.reshape(shape),
                         n=n, parts=tie_parts, fixed_outcome=fixed.reshape(shape))
 

@@ -80,7 +80,7 @@ from .data.loaders import Predictions, load_predictions
 from .measures import confidence_scores
 from .significance import DEFAULT_BOOTSTRAP, DEFAULT_DRAWS
 from ._ties import check_ties
-from .scores import brier_loss, log_loss, log_loss_from_logits, spherical_loss, zero_one_loss
+from .scores import _log_loss_from_logits_unchecked, _losses_at_labels
 
 __all__ = ["DEFAULT_BINS", "DEFAULT_UTILITY_SAMPLES", "EvaluationReport", "evaluate",
            "check_out", "REPORT_FILES"]
@@ -550,16 +550,20 @@ def _scores(pred: Predictions, y, P, notes: list) -> dict:
     logits = pred.logits
     if logits is not None and (logits.ndim == 1 or logits.shape[1] == 1):
         logits = np.column_stack([np.zeros(n), np.reshape(logits, n)])   # sigmoid as [0, z]
+    # (y, P) and the logits were validated once, by Predictions: the unvalidated versions of
+    # log_loss, brier_loss, spherical_loss, zero_one_loss and log_loss_from_logits (the same
+    # numbers), which also skip the (n, k) loss matrices
+    losses = _losses_at_labels(y, P)
     with np.errstate(divide="ignore"):
         if logits is not None:
-            per_sample = log_loss_from_logits(y, logits, per_sample=True)
+            per_sample = _log_loss_from_logits_unchecked(y, logits)
         else:
-            per_sample = log_loss(y, P, per_sample=True)
-    scores = {"log": float(per_sample.mean()), "brier": float(brier_loss(y, P))}
+            per_sample = losses["log"]
+    scores = {"log": float(per_sample.mean()), "brier": float(losses["brier"].mean())}
     if k == 2:
         scores["brier_binary"] = float(np.mean((P[:, 1] - y) ** 2))
-    scores["spherical"] = float(spherical_loss(y, P))
-    scores["zero_one"] = float(zero_one_loss(y, P))
+    scores["spherical"] = float(losses["spherical"].mean())
+    scores["zero_one"] = float(losses["zero_one"].mean())
     if logits is not None:
         notes.append("log loss computed from the logits (log-sum-exp), which stays finite"
                      " where softmax underflows to probability 0")

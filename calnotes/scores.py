@@ -235,6 +235,44 @@ def zero_one_loss(y_true, y_prob, *, per_sample: bool = False):
     return ZERO_ONE(y_true, y_prob, per_sample=per_sample)
 
 
+def _losses_at_labels(y: np.ndarray, P: np.ndarray) -> dict:
+    """Per-sample log, Brier, spherical and 0-1 losses of *validated* ``(y, P)`` (labels in
+    range, ``P`` of shape ``(n, k)``), without validating again and without building the
+    ``(n, k)`` loss matrices: each is the entry ``L[i, y_i]`` of :class:`ProperLoss`'s matrix,
+    computed by the same expression, so the numbers are those of :func:`log_loss`,
+    :func:`brier_loss`, :func:`spherical_loss` and :func:`zero_one_loss`.  For
+    :func:`calnotes.evaluate`, which validates its inputs once.
+
+    Examples
+    --------
+    >>> P, y = np.array([[0.5, 0.5], [0.9, 0.1]]), np.array([1, 1])
+    >>> losses = _losses_at_labels(y, P)
+    >>> [float(losses[name].mean()) == f(y, P) for name, f in
+    ...  [("log", log_loss), ("brier", brier_loss), ("spherical", spherical_loss),
+    ...   ("zero_one", zero_one_loss)]]
+    [True, True, True, True]
+    """
+    rows = np.arange(P.shape[0])
+    p_y = P[rows, y]
+    with np.errstate(divide="ignore"):
+        log = -np.log(p_y)
+    sq = np.einsum("ij,ij->i", P, P)
+    return {"log": log,
+            "brier": sq - 2.0 * p_y + 1.0,
+            "spherical": 1.0 - p_y / np.linalg.norm(P, axis=1),
+            "zero_one": (P.argmax(axis=1) != y).astype(np.float64)}
+
+
+def _log_loss_from_logits_unchecked(y: np.ndarray, Z: np.ndarray) -> np.ndarray:
+    """Per-sample :func:`log_loss_from_logits` of validated labels and logits (same
+    arithmetic, no validation)."""
+    top = Z.max(axis=1)
+    rows = np.arange(Z.shape[0])
+    with np.errstate(over="ignore"):
+        shifted = Z - top[:, None]
+        return np.log(np.exp(shifted).sum(axis=1)) - shifted[rows, y]
+
+
 def _two(q, p):
     Q, P = as_matrix(q), as_matrix(p)
     if Q.shape != P.shape:

@@ -25,7 +25,12 @@ By seeded Monte Carlo otherwise
     ``1 / (R + 1)``.
 
 The bootstrap interval resamples the rows (``n`` with replacement, ``B`` times) and recomputes
-the measure with its own bins on each resample (the percentile interval).  It describes how much
+the measure with its own bins on each resample (the percentile interval).
+
+Row order: the null's uniforms and the resamples' multiplicities are assigned to the rows in a
+canonical order (rows sorted by their predictions, then outcome; see
+``calnotes._evalrows.canonical_order``), so with ``ties="average"`` the p-values and intervals,
+like the values, do not depend on the order of the input rows (for a given seed).  It describes how much
 the *value* would move with other data from the same population; the p-value says whether it is
 larger than calibration alone explains.
 
@@ -64,25 +69,67 @@ def poisson_binomial_pmf_fft(q) -> np.ndarray:
     >>> bool(abs(poisson_binomial_pmf_fft([0.5] * 200)[100] - binom.pmf(100, 200, 0.5)) < 1e-14)
     True
     """
-    from scipy.signal import fftconvolve
+    return poisson_binomial_pmfs_fft([q])[0]
 
-    q = np.asarray(q, dtype=np.float64)
-    total = q.shape[0]
-    shift = int((q == 1.0).sum())
-    q = q[(q > 0.0) & (q < 1.0)]
-    if q.size <= _LEAF:
-        pmf = poisson_binomial_pmf(q) if q.size else np.ones(1)
-    else:
-        pad = -q.size % _LEAF
-        leaves = poisson_binomial_pmf(np.concatenate([q, np.zeros(pad)]).reshape(-1, _LEAF))
-        pieces = list(leaves)
-        while len(pieces) > 1:
-            nxt = [fftconvolve(pieces[i], pieces[i + 1]) for i in range(0, len(pieces) - 1, 2)]
-            if len(pieces) % 2:
-                nxt.append(pieces[-1])
-            pieces = [np.clip(p, 0.0, None) for p in nxt]
-        pmf = pieces[0][:q.size + 1]
-        pmf /= pmf.sum()
+
+def _fft_convolve_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Full linear convolutions of the rows of ``a`` with those of ``b`` (same leading
+    shape), by real FFTs of ``scipy.fft.next_fast_len`` size (as ``scipy.signal.fftconvolve``),
+    clipped at 0."""
+    from scipy import fft
+
+    size = a.shape[-1] + b.shape[-1] - 1
+    nfft = fft.next_fast_len(size, real=True)
+    out = fft.irfft(fft.rfft(a, nfft, axis=-1) * fft.rfft(b, nfft, axis=-1), nfft, axis=-1)
+    return np.clip(out[..., :size], 0.0, None)
+
+
+def poisson_binomial_pmfs_fft(qs) -> list:
+    """:func:`poisson_binomial_pmf_fft` of each probability vector of ``qs``, batched: the
+    leaves of all sums in one exact recursion, and each level of the convolution trees of the
+    sums with the same number of leaves in one FFT call (the same tree, pairing and clipping
+    as one at a time).
+
+    Examples
+    --------
+    >>> a, b = poisson_binomial_pmfs_fft([[0.5] * 3, [0.1] * 300])
+    >>> a.tolist(), bool(abs(b.sum() - 1) < 1e-12)
+    ([0.125, 0.375, 0.375, 0.125], True)
+    """
+    qs = [np.asarray(q, dtype=np.float64) for q in qs]
+    out = [None] * len(qs)
+    random, shifts = [], []
+    for q in qs:
+        shifts.append(int((q == 1.0).sum()))
+        random.append(q[(q > 0.0) & (q < 1.0)])
+    by_leaves: dict = {}
+    for i, r in enumerate(random):
+        if r.size <= _LEAF:
+            pmf = poisson_binomial_pmf(r) if r.size else np.ones(1)
+            out[i] = _placed(pmf, qs[i].shape[0], shifts[i])
+        else:
+            by_leaves.setdefault(-(-r.size // _LEAF), []).append(i)
+    for K, members in by_leaves.items():
+        padded = np.zeros((len(members), K * _LEAF))
+        for row, i in enumerate(members):
+            padded[row, :random[i].size] = random[i]
+        leaves = poisson_binomial_pmf(padded.reshape(-1, _LEAF)).reshape(len(members), K, -1)
+        std, odd = leaves, None          # pieces in order: std[:, 0..M-1], then odd
+        while std.shape[1] + (odd is not None) > 1:
+            M = std.shape[1]
+            pairs = _fft_convolve_rows(std[:, 0:M - 1:2], std[:, 1:M:2]) if M > 1 else None
+            if M % 2:                    # the last std piece pairs with odd, or is carried
+                last = std[:, -1]
+                odd = last if odd is None else _fft_convolve_rows(last, odd)
+            std = pairs if pairs is not None else std[:, :0]
+        final = std[:, 0] if odd is None else odd
+        for row, i in enumerate(members):
+            pmf = final[row, :random[i].size + 1]
+            out[i] = _placed(pmf / pmf.sum(), qs[i].shape[0], shifts[i])
+    return out
+
+
+def _placed(pmf: np.ndarray, total: int, shift: int) -> np.ndarray:
     out = np.zeros(total + 1)
     out[shift:shift + pmf.shape[0]] = pmf          # the length of poisson_binomial_pmf's
     return out
@@ -105,26 +152,34 @@ def exact_tail_bounds(a, pmfs, t: float, power: int, n: int,
     ...                                                   0.5, 1, 2)]
     [0.5, 0.5]
     """
-    from scipy.signal import fftconvolve
+    from scipy import fft
 
     if not t > 0:
         return 1.0, 1.0
     h = t / cells
-    out = []
-    for rounding in (np.floor, np.ceil):
-        dist = np.zeros(cells + 1)
-        dist[0] = 1.0                                    # cell `cells` pools everything >= t
-        for a_j, pmf in zip(np.asarray(a, dtype=np.float64).tolist(), pmfs):
+    a = np.asarray(a, dtype=np.float64).tolist()
+    nfft = fft.next_fast_len(2 * cells, real=True)      # the size fftconvolve would take
+    # dist[r] for the two roundings (r = 0: down, 1: up); cell `cells` pools everything >= t
+    dist = np.zeros((2, cells + 1))
+    dist[:, 0] = 1.0
+    chunk = max(1, (1 << 22) // nfft)                  # terms transformed at once
+    for lo in range(0, len(a), chunk):
+        terms = np.zeros((min(chunk, len(a) - lo), 2, cells + 1))
+        for j, (a_j, pmf) in enumerate(zip(a[lo:lo + chunk], pmfs[lo:lo + chunk])):
             k = np.arange(pmf.shape[0], dtype=np.float64)
             g = np.abs(a_j - k) ** power / float(n) ** power
-            # a tiny relative slack keeps a term equal to a grid point on it after rounding
-            idx = rounding(g / h * (1 + (1e-12 if rounding is np.floor else -1e-12)))
-            idx = np.minimum(idx, cells).astype(np.int64)
-            term = np.bincount(idx, weights=pmf, minlength=cells + 1)
-            below = np.clip(fftconvolve(dist[:cells], term)[:cells], 0.0, None)
-            dist = np.append(below, max(0.0, 1.0 - below.sum()))  # mass >= t stays pooled
-        out.append(float(min(1.0, max(0.0, dist[cells]))))
-    return out[0], out[1]
+            for r, (rounding, slack) in enumerate(((np.floor, 1e-12), (np.ceil, -1e-12))):
+                # a tiny relative slack keeps a term equal to a grid point on it after rounding
+                idx = np.minimum(rounding(g / h * (1 + slack)), cells).astype(np.int64)
+                terms[j, r] = np.bincount(idx, weights=pmf, minlength=cells + 1)
+        spectra = fft.rfft(terms, nfft, axis=-1)
+        for spectrum in spectra:
+            below = fft.irfft(fft.rfft(dist[:, :cells], nfft, axis=-1) * spectrum, nfft,
+                              axis=-1)[:, :cells]
+            np.clip(below, 0.0, None, out=dist[:, :cells])
+            dist[:, cells] = np.maximum(0.0, 1.0 - dist[:, :cells].sum(axis=1))  # pooled >= t
+    lo_p, hi_p = (float(min(1.0, max(0.0, d))) for d in dist[:, cells])
+    return lo_p, hi_p
 
 
 def monte_carlo_p_value(observed: float, draws: np.ndarray) -> float:

@@ -8,7 +8,7 @@ from scipy.stats import binomtest
 import calnotes
 from calnotes import _evalrows
 from calnotes._binstats import positives_by_class
-from calnotes._sorted import SortedColumns, measure_columns
+from calnotes._sorted import SortedColumns, measure_columns, width_raw_bins
 from calnotes.expectation import poisson_binomial_pmf
 from calnotes.measures import confidence_scores
 from calnotes.significance import (draw_categorical, exact_tail_bounds, monte_carlo_p_value,
@@ -197,3 +197,113 @@ def test_bad_significance_options_name_the_argument(kwargs, name):
     P = np.full((10, 2), 0.5)
     with pytest.raises((TypeError, ValueError), match=name):
         calnotes.evaluate(P, labels=np.arange(10) % 2, **kwargs)
+
+
+def _tied_problem(rng, n, k, decimals):
+    """Rounded probabilities (heavy ties), a block of exact duplicate rows with different
+    labels, labels drawn from the rounded rows."""
+    P = np.round(rng.dirichlet(np.full(k, 0.5), size=n), decimals)
+    P[:, -1] = 1.0 - P[:, :-1].sum(axis=1)
+    P = np.clip(P, 0.0, 1.0)
+    P /= P.sum(axis=1, keepdims=True)
+    P[-6:] = P[0]                                            # duplicates of row 0
+    y = (P.cumsum(axis=1) > rng.random((n, 1))).argmax(axis=1)
+    return P, y
+
+
+@pytest.mark.parametrize("n, k, decimals", [(90, 3, 1), (80, 20, 2)])
+def test_significance_does_not_depend_on_the_row_order(n, k, decimals):
+    """ties="average": permuting the rows of (y, P) leaves every binned row -- value,
+    reference, p-value and bootstrap interval -- *exactly* unchanged for the same seed.
+
+    Exact equality is right here: the sorted columns are the same arrays whatever the row
+    order; the null's uniforms and the resamples' multiplicities go to the rows by their
+    canonical order (lexicographic in (P row, label)), and rows it cannot tell apart are
+    identical; bin counts are integers and the tie-averaged parts depend only on the
+    counts of positives per tie group.  So every number is computed by the same operations
+    on the same operands.  The data have tie groups straddling equal-mass boundaries (checked
+    below) and duplicated rows with different labels; k = 20 takes the per-row label search
+    and the group-start gathers of the class-wise null, k = 3 the vectorised search."""
+    rng = np.random.default_rng(11)
+    P, y = _tied_problem(rng, n, k, decimals)
+    conf, top, correct = confidence_scores(y, P)
+    straddled = set()
+    for prob in _evalrows.problems(y, P, top, correct, conf, ("confidence", "classwise")):
+        prob.prepare(1)
+        if prob.sc.plan(7, "mass").groups:
+            straddled.add(prob.aggregation)
+    assert straddled == {"confidence", "classwise"}
+
+    def rows(perm, seed=3):
+        report = calnotes.evaluate(P[perm], labels=y[perm], n_bins=[4, 7], utility=False,
+                                   smooth_ece=False, draws=59, bootstrap=40, rng=seed)
+        return [{key: value for key, value in r.items()} for r in report.rows]
+
+    base = rows(np.arange(n))
+    methods = {(r["aggregation"], r["p_value_method"]) for r in base}
+    assert ("classwise", "monte-carlo") in methods and ("confidence", "monte-carlo") in methods
+    assert all("ci_lower" in r for r in base)
+    for seed in range(3):
+        perm = np.random.default_rng(seed).permutation(n)
+        assert rows(perm) == base, seed
+    # the check has teeth: another seed moves the Monte Carlo p-values and the intervals
+    other = rows(np.arange(n), seed=4)
+    assert [(r["p_value"], r["ci_lower"], r["ci_upper"]) for r in other] != \
+        [(r["p_value"], r["ci_lower"], r["ci_upper"]) for r in base]
+
+
+def test_canonical_order_depends_only_on_the_rows():
+    """The canonical order lists the same row contents whatever the input order."""
+    rng = np.random.default_rng(12)
+    X = np.round(rng.uniform(size=(200, 3)), 1)
+    key = rng.integers(0, 2, size=200)
+    order = _evalrows.canonical_order(X, key)
+    want = np.lexsort((key,) + tuple(X[:, j] for j in range(2, -1, -1)))
+    assert np.array_equal(X[order], X[want]) and np.array_equal(key[order], key[want])
+    perm = rng.permutation(200)
+    again = _evalrows.canonical_order(X[perm], key[perm])
+    assert np.array_equal(X[perm][again], X[order])
+    assert np.array_equal(key[perm][again], key[order])
+
+
+def test_null_draws_locate_entries_as_the_binary_searches_do():
+    """The class-wise null's entries: the labels are those of draw_categorical (k > 16: the
+    per-row search), the group starts located on demand for the drawn entries (over two
+    chunks) equal binary searches of every entry, and the bins of entries
+    (equal-width bins from the values, with values on and next to the edges j/m) equal the
+    bins of the same positives located by bins_of."""
+    rng = np.random.default_rng(13)
+    P, y = _tied_problem(rng, 150, 20, 2)
+    edges = np.arange(20) / 19
+    P[:5] = edges / edges.sum()
+    P[5] = np.nextafter(P[0], 1.0)
+    P[5] /= P[5].sum()
+    for m in (1, 3, 7, 19, 38, 40, 1000):
+        edges = np.arange(m + 1) / m
+        v = np.clip(np.concatenate([edges, np.nextafter(edges, 2), np.nextafter(edges, -1),
+                                    P.ravel()]), 0, 1)
+        assert np.array_equal(width_raw_bins(v, m), np.searchsorted(edges[1:m], v, "right"))
+    sc = SortedColumns(P, workers=1)
+    rows = np.repeat(np.arange(150), 20)
+    cols = np.tile(np.arange(20), 150)
+    loc = sc.locate(cols, rows)
+    assert np.array_equal(loc.left, [np.searchsorted(sc.values[c], P[r, c])
+                                     for r, c in zip(rows, cols)])
+    for m in (1, 3, 7, 19, 38, 40):
+        for binning in ("width", "mass"):
+            plan = sc.plan(m, binning)
+            got = plan.bins_of_entries(cols, loc.left, P[rows, cols])
+            assert np.array_equal(got, plan.bins_of(loc)), (m, binning)
+    conf, top, correct = confidence_scores(y, P)
+    prob = _evalrows.problems(y, P, top, correct, conf, ("classwise",))[0]
+    prob.prepare(1)
+    sampler = _evalrows.NullSampler(prob, np.arange(150))
+    hit = np.zeros((150, 20), dtype=bool)
+    for _ in range(2):
+        u = rng.random((150, 3))
+        labels = sampler.outcomes(u)
+        assert np.array_equal(labels, draw_categorical(np.cumsum(P, axis=1), u.T).T)
+        hit[np.arange(150)[:, None], labels] = True
+        r, c = np.nonzero(hit)
+        assert np.array_equal(sampler.left[r, c], loc.left.reshape(150, 20)[r, c])
+    assert np.array_equal(sampler.known, hit)
