@@ -794,15 +794,7 @@ force_logits
     report._sharpness_figure = lambda: _sharpness_figure(y, P, pred.source)
     if ecdfs is not None:
         report._utility_figure = lambda: _utility_figure(ecdfs, pred.source)
-    if out is not None:
-        try:
-            report.write(out, force=force)
-        except OSError as exc:
-            exc.report = report
-            exc.add_note("the report was computed (the exception's .report); write it with"
-                         " report.write(folder)")
-            raise
-    return report
+    return _written(report, out, force)
 
 
 _OOC_NAME = "out_of_core (command line: --out-of-core)"
@@ -886,6 +878,12 @@ def _evaluate_out_of_core(P, y, source, *, requested, ties, references, out, for
         notes=notes, calnotes_version=__version__)
     report._plottable = False
     notes.append("figures are not drawn out of core (they need the predictions in memory)")
+    return _written(report, out, force)
+
+
+def _written(report: EvaluationReport, out, force: bool) -> EvaluationReport:
+    """``report``, written to ``out`` when given; a failed write keeps the computed report on
+    the exception (``exc.report``)."""
     if out is not None:
         try:
             report.write(out, force=force)

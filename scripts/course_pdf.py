@@ -34,6 +34,9 @@ from pathlib import Path
 
 import yaml
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from course import toc_docnames  # noqa: E402  (scripts/course.py: one reading of the TOC)
+
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
@@ -105,21 +108,9 @@ def start_browser():
 
 
 def toc_pages(toc_file: Path) -> list:
-    """The docnames of a jb-book table of contents in reading order."""
+    """The docnames of a jb-book table of contents in reading order (suffixes dropped)."""
     toc = yaml.safe_load(toc_file.read_text())
-    out = [toc["root"]]
-
-    def walk(entries):
-        for entry in entries or []:
-            if "file" in entry:
-                out.append(entry["file"])
-            walk(entry.get("sections"))
-            walk(entry.get("chapters"))
-
-    for part in toc.get("parts", []):
-        walk(part.get("chapters"))
-    walk(toc.get("chapters"))
-    return [re.sub(r"\.(md|ipynb)$", "", d) for d in out]
+    return [re.sub(r"\.(md|ipynb)$", "", d) for d in toc_docnames(toc)]
 
 
 def print_book(html: Path, toc_file: Path, out: Path, log=print) -> dict:
