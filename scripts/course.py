@@ -72,6 +72,14 @@ class Solution:
     text: str
 
 
+def _first(lines: list, start: int, found, problem: str) -> int:
+    """Index of the first line at or after ``start`` for which ``found(line)`` holds."""
+    for j in range(start, len(lines)):
+        if found(lines[j]):
+            return j
+    raise ValueError(problem)
+
+
 def find_solutions(text: str) -> list:
     """Every solution block: gated start..end (with both directive fences) or ``{solution}``."""
     lines = text.split("\n")
@@ -80,29 +88,22 @@ def find_solutions(text: str) -> list:
         start = _GATED_START.match(lines[i])
         plain = _DIRECTIVE.match(lines[i])
         if start:
-            fence, j = start.group("fence"), i + 1
-            while j < len(lines) and not _GATED_END.match(lines[j]):
-                j += 1
-            if j == len(lines):
-                raise ValueError(f"line {i + 1}: solution-start without solution-end")
+            j = _first(lines, i + 1, _GATED_END.match,
+                       f"line {i + 1}: solution-start without solution-end")
             end_fence = _GATED_END.match(lines[j]).group("fence")
-            k = j + 1
-            while k < len(lines) and not _closes(lines[k], end_fence):
-                k += 1
-            if k == len(lines):
-                raise ValueError(f"line {j + 1}: solution-end directive is not closed")
-            out.append(Solution(start.group("label"), i, k, "\n".join(lines[i:k + 1])))
-            i = k + 1
+            last = _first(lines, j + 1, lambda line: _closes(line, end_fence),
+                          f"line {j + 1}: solution-end directive is not closed")
+            label = start.group("label")
         elif plain:
-            fence, j = plain.group("fence"), i + 1
-            while j < len(lines) and not _closes(lines[j], fence):
-                j += 1
-            if j == len(lines):
-                raise ValueError(f"line {i + 1}: solution directive is not closed")
-            out.append(Solution(plain.group("label"), i, j, "\n".join(lines[i:j + 1])))
-            i = j + 1
+            fence = plain.group("fence")
+            last = _first(lines, i + 1, lambda line: _closes(line, fence),
+                          f"line {i + 1}: solution directive is not closed")
+            label = plain.group("label")
         else:
             i += 1
+            continue
+        out.append(Solution(label, i, last, "\n".join(lines[i:last + 1])))
+        i = last + 1
     return out
 
 
