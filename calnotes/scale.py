@@ -700,9 +700,7 @@ def evaluate_dask(P, y, *, bins, ties: str = "average", references: bool = True,
     Returns
     -------
     dict
-        ``n``, ``k``, ``accuracy``, ``mean_confidence``, ``scores``, ``rows``, ``notes`` and
-        ``width``: the equal-width sums (count, sum p, sum y, sum p (1 - p); shape
-        ``(4, c, m)``) by (aggregation index, bin-count index), for a figure.
+        ``n``, ``k``, ``accuracy``, ``mean_confidence``, ``scores``, ``rows`` and ``notes``.
 
     Examples
     --------
@@ -830,5 +828,5 @@ def evaluate_dask(P, y, *, bins, ties: str = "average", references: bool = True,
                         method = "folded-normal"
                     row["calibrated_reference"], row["reference_method"] = ref, method
                 rows.append(row)
-    summary.update(rows=rows, notes=notes, width=width)
+    summary.update(rows=rows, notes=notes)
     return summary
