@@ -32,6 +32,8 @@ def test_counts_and_command(chapter):
     mine = [c for c in all_claims() if c.chapter == chapter.docname]
     assert status.agree == sum(c.expect == "agrees" for c in mine)
     assert status.errata == sum(c.expect == "disagrees" for c in mine)
+    assert status.illustrations == sum(c.expect == "illustrates" for c in mine)
+    assert status.findings == sum(c.expect == "finding" for c in mine)
     argv = shlex.split(status.command)
     assert argv[0] == "calnotes"
     args = build_parser().parse_args(argv[1:])

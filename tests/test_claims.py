@@ -1,9 +1,10 @@
-"""Every registered claim runs in CI at smoke size; ``-m slow`` runs it at full size."""
+"""Every registered claim and every one of its negative controls runs in CI at smoke size;
+``-m slow`` runs them at full size. A control that is not rejected fails like a failed claim."""
 
 import pytest
 
 from calnotes import claims
-from calnotes.claims._registry import Claim
+from calnotes.claims._registry import Claim, Control
 
 IDS = [c.id for c in claims.all_claims()]
 
@@ -12,12 +13,25 @@ IDS = [c.id for c in claims.all_claims()]
 def test_claim_at_smoke_size(claim_id):
     result = claims.assert_claim(claim_id, "smoke")
     assert result.as_expected
+    assert len(result.controls) == len(claims.get_claim(claim_id).controls)
+    assert all(r.rejected for r in result.controls)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("claim_id", IDS)
 def test_claim_at_full_size(claim_id):
-    assert claims.assert_claim(claim_id, "full").as_expected
+    result = claims.assert_claim(claim_id, "full")
+    assert result.as_expected and all(r.rejected for r in result.controls)
+
+
+def test_every_agreeing_claim_has_a_control_and_every_erratum_a_correction():
+    assert claims.registry_problems() == []
+
+
+def test_illustrations_say_why():
+    for c in claims.all_claims():
+        if c.expect == "illustrates":
+            assert not c.controls and len(c.evidence) > 20, c.id
 
 
 def test_every_claim_names_an_existing_chapter_that_asserts_it():
@@ -60,7 +74,7 @@ def test_a_disagreement_must_persist(monkeypatch):
     gone = _dummy(1.0, id="x.err2", expect="disagrees", evidence="e")
     monkeypatch.setitem(claims._registry._REGISTRY, kept.id, kept)
     monkeypatch.setitem(claims._registry._REGISTRY, gone.id, gone)
-    assert claims.assert_claim("x.err").status == "disagrees with the paper"
+    assert claims.assert_claim("x.err").status == "erratum"
     with pytest.raises(claims.ClaimFailed):
         claims.assert_claim("x.err2")
 
@@ -74,3 +88,59 @@ def test_registration_rules():
         _dummy(1.0, comparison="close")
     with pytest.raises(ValueError, match="twice"):
         claims.register(claims.get_claim(IDS[0]))
+
+
+def _control(measured, **kw):
+    return Control(name=kw.pop("name", "tightened"), statement="a false neighbour",
+                   check=lambda size: measured, **kw)
+
+
+def test_a_control_that_agrees_fails_the_claim(monkeypatch):
+    strong = _dummy(1.0, id="x.strong", controls=(_control(2.0),))
+    weak = _dummy(1.0, id="x.weak", controls=(_control(2.0, name="a"), _control(1.05, name="b")))
+    moved = _dummy(1.0, id="x.moved", controls=(_control(1.0, reference=0.5),))
+    for c in (strong, weak, moved):
+        monkeypatch.setitem(claims._registry._REGISTRY, c.id, c)
+    result = claims.assert_claim("x.strong")
+    assert result.status == "verified" and [r.rejected for r in result.controls] == [True]
+    assert [r.rejected for r in claims.run_controls("x.weak")] == [True, False]
+    with pytest.raises(claims.ClaimFailed, match="not rejected.*'b'"):
+        claims.assert_claim("x.weak")
+    assert claims.run_controls("x.moved")[0].rejected          # reference moved to 0.5
+    assert claims.run_claim("x.weak").controls == ()           # run_claim alone runs none
+    assert claims.run_claim("x.weak", controls=True).status == "FAILED"
+
+
+def test_run_controls_from_outside():
+    claim = next(c for c in claims.all_claims() if c.controls)
+    out = claims.run_controls(claim.id, "smoke")
+    assert len(out) == len(claim.controls)
+    assert all(isinstance(r.rejected, bool) for r in out)
+    with pytest.raises(ValueError, match="size"):
+        claims.run_controls(claim.id, "huge")
+
+
+def test_statuses_and_their_rules(monkeypatch):
+    with pytest.raises(ValueError, match="illustration has no controls"):
+        _dummy(1.0, expect="illustrates", evidence="vacuous", controls=(_control(2.0),))
+    with pytest.raises(ValueError, match="finding_holds"):
+        _dummy(1.0, expect="finding", evidence="se 0.01")
+    with pytest.raises(ValueError, match="evidence"):
+        _dummy(1.0, expect="illustrates")
+    ill = _dummy(1.0, id="x.ill", expect="illustrates", evidence="vacuous at every n")
+    held = _dummy(1.0, id="x.fh", expect="finding", evidence="se", finding_holds=True)
+    fails = _dummy(2.0, id="x.ff", expect="finding", evidence="se", finding_holds=False)
+    wrong = _dummy(1.0, id="x.fw", expect="finding", evidence="se", finding_holds=False)
+    for c in (ill, held, fails, wrong):
+        monkeypatch.setitem(claims._registry._REGISTRY, c.id, c)
+    assert claims.assert_claim("x.ill").status == "illustration"
+    assert claims.assert_claim("x.fh").status == "finding"
+    assert claims.assert_claim("x.ff").status == "finding"
+    with pytest.raises(claims.ClaimFailed):
+        claims.assert_claim("x.fw")
+    bare = _dummy(1.0, id="x.bare")
+    err = _dummy(2.0, id="x.err3", expect="disagrees", evidence="e")
+    assert claims.registry_problems([bare, err, ill]) == [
+        "x.bare: agrees but has no negative control (add one, or register it with "
+        "expect='illustrates' and say why none can be rejected)",
+        "x.err3: erratum without a correction (what is true instead)"]

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from calnotes.claims import all_claims, inventory, run_claim
-from calnotes.claims.inventory import ERRATUM, NOT_CHECKED, VERIFIED, Entry
+from calnotes.claims.inventory import (ERRATUM, FINDING, ILLUSTRATION, NOT_CHECKED, VERIFIED,
+                                      Entry)
 
 ROOT = Path(__file__).resolve().parent.parent
 REGISTERED = {c.id for c in all_claims()}
@@ -35,7 +36,10 @@ def test_counts_add_up():
     for paper, row in rows.items():
         mine = inventory.entries(paper)
         assert row.results == len(mine) > 0
-        assert row.results == row.verified + row.errata + row.not_checked
+        assert row.results == (row.verified + row.illustrations + row.errata + row.findings
+                               + row.not_checked)
+        assert row.illustrations == sum(e.status == ILLUSTRATION for e in mine)
+        assert row.findings == sum(e.status == FINDING for e in mine)
         assert row.verified == sum(e.status == VERIFIED for e in mine)
         assert row.errata == sum(e.status == ERRATUM for e in mine)
         assert row.not_checked == sum(e.status == NOT_CHECKED for e in mine)

@@ -2,26 +2,47 @@
 
 A :class:`Claim` couples a statement from a source (paper and number) with a *check*
 (a function returning the measured quantity), the *reference* value the paper implies,
-a *tolerance* with the reason for it, and what we *expect*: either the check agrees with
-the paper (``expect="agrees"``) or careful checking found that it does not
-(``expect="disagrees"``; such claims make the errata page).
+a *tolerance* with the reason for it, and what we *expect*:
+
+``"agrees"``
+    The check agrees with the paper, and the claim carries :class:`Control` s: false
+    neighbours of its statement (a constant tightened, an inequality made strict or reversed, a
+    hypothesis dropped, an estimator swapped for a biased one) measured by the same check on the
+    same instances and compared with the same reference, comparison and tolerance. Every
+    control must come out *disagreeing* (``rejected``); a control that agrees shows that the
+    check has no power, and the claim fails exactly as a failed check does. Status
+    ``"verified"``.
+``"illustrates"``
+    The check agrees but no false neighbour can be rejected (a bound vacuous at every feasible
+    size, a statement true by construction); ``evidence`` says why. No controls. Status
+    ``"illustration"``.
+``"disagrees"``
+    The careful check contradicts the printed text (an erratum); the assertion requires the
+    disagreement to persist. ``evidence`` explains it and ``correction`` says, in one line, what
+    is true instead. Status ``"erratum"``.
+``"finding"``
+    A result on our substitute data (MNIST-5k, simulators), not a statement about the papers'
+    text: ``finding_holds`` records whether the paper's empirical statement carries over to our
+    data (the assertion requires that outcome to persist) and ``evidence`` gives its sampling
+    uncertainty. Status ``"finding"``.
 
 The same registry drives the chapter cell after each theorem (:func:`assert_claim`,
-which raises if the check does not come out as expected), ``tests/test_claims.py`` (every
-claim at smoke size; ``-m slow`` at full size) and the verification ledger and errata
-pages (:func:`ledger`).
+which raises if the check or one of its controls does not come out as expected),
+``tests/test_claims.py`` (every claim and control at smoke size; ``-m slow`` at full size)
+and the verification ledger, findings and errata pages (:func:`ledger`).
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Optional
 
 import numpy as np
 
-__all__ = ["Claim", "Result", "register", "get_claim", "all_claims", "run_claim",
-           "assert_claim", "ledger", "ClaimFailed"]
+__all__ = ["Claim", "Control", "Result", "ControlResult", "register", "get_claim", "all_claims",
+           "run_claim", "run_controls", "assert_claim", "ledger", "registry_problems", "ClaimFailed", "EXPECTS",
+           "STATUSES"]
 
 _REGISTRY: dict[str, "Claim"] = {}
 
@@ -32,9 +53,56 @@ COMPARISONS = {
     "ge": "measured >= reference - tolerance",
 }
 
+EXPECTS = {"agrees": "verified", "illustrates": "illustration", "disagrees": "erratum",
+           "finding": "finding"}
+"""What a claim expects -> the status it has when it comes out as registered."""
+
+STATUSES = ("verified", "illustration", "erratum", "finding")
+"""The statuses of a claim that came out as registered (otherwise ``"FAILED"``)."""
+
 
 class ClaimFailed(AssertionError):
-    """A claim's check did not come out as registered."""
+    """A claim's check, or one of its controls, did not come out as registered."""
+
+
+def _holds(measured: float, reference: float, tolerance: float, comparison: str) -> bool:
+    if not np.isfinite(measured):
+        return False
+    if comparison == "abs":
+        return abs(measured - reference) <= tolerance
+    if comparison == "rel":
+        return abs(measured - reference) <= tolerance * abs(reference)
+    if comparison == "le":
+        return measured <= reference + tolerance
+    return measured >= reference - tolerance
+
+
+@dataclass(frozen=True)
+class Control:
+    """A negative control: a false neighbour of a claim's statement.
+
+    Attributes
+    ----------
+    name : str
+        Short name, e.g. ``"constant halved"``, ``"constant kernel"``, ``"k = 2"``.
+    statement : str
+        The false neighbour in one sentence (what would have to hold for the control to agree).
+    check : callable
+        ``check(size) -> float``: the quantity the claim's check measures, for the false
+        neighbour, on the same instances (deterministic: seeded like the claim's check).
+    reference : float, optional
+        Where the false neighbour moves the reference (a constant tightened); defaults to the
+        claim's. Comparison and tolerance are always the claim's.
+    """
+
+    name: str
+    statement: str
+    check: Callable[[str], float]
+    reference: Optional[float] = None
+
+    def __post_init__(self):
+        if not self.name.strip() or not self.statement.strip():
+            raise ValueError("a control needs a name and a statement")
 
 
 @dataclass(frozen=True)
@@ -57,16 +125,26 @@ class Claim:
     tolerance : float
         Allowed deviation (see ``comparison``).
     tolerance_reason : str
-        Why this tolerance: rounding error, standard errors, asymptotic order.
+        Why this tolerance (rounding error, standard errors, asymptotic order), and which
+        region of the statement's range the check's instances cover.
     comparison : {"abs", "rel", "le", "ge"}
         How measured and reference are compared (:data:`COMPARISONS`).
     chapter : str
         The chapter (docname) that states and asserts the claim.
-    expect : {"agrees", "disagrees"}
-        ``"disagrees"``: the check contradicts the printed text (an erratum); the assertion
-        then requires the disagreement to persist, with ``evidence`` explaining it.
+    expect : {"agrees", "illustrates", "disagrees", "finding"}
+        See the module docstring (:data:`EXPECTS`).
     evidence : str
-        For ``expect="disagrees"``: what was measured and why the paper is wrong.
+        ``"disagrees"``: what was measured and why the paper is wrong; ``"illustrates"``: why
+        no false neighbour can be rejected; ``"finding"``: the result on our data with its
+        sampling uncertainty.
+    controls : tuple of Control
+        The negative controls: required for ``expect="agrees"`` (:func:`registry_problems`),
+        forbidden for ``"illustrates"``, optional for errata and findings.
+    correction : str
+        For ``expect="disagrees"``: one line saying what is true instead (required,
+        :func:`registry_problems`).
+    finding_holds : bool, optional
+        For ``expect="finding"``: does the paper's empirical statement hold on our data?
     """
 
     id: str
@@ -80,47 +158,90 @@ class Claim:
     comparison: str = "abs"
     expect: str = "agrees"
     evidence: str = ""
+    controls: tuple = ()
+    correction: str = ""
+    finding_holds: Optional[bool] = None
 
     def __post_init__(self):
+        object.__setattr__(self, "controls", tuple(self.controls))
         if self.comparison not in COMPARISONS:
             raise ValueError(f"comparison: expected one of {sorted(COMPARISONS)}, got {self.comparison!r}")
-        if self.expect not in ("agrees", "disagrees"):
-            raise ValueError(f"expect: expected 'agrees' or 'disagrees', got {self.expect!r}")
-        if self.expect == "disagrees" and not self.evidence:
-            raise ValueError(f"claim {self.id}: a disagreement needs its evidence")
+        if self.expect not in EXPECTS:
+            raise ValueError(f"expect: expected one of {sorted(EXPECTS)}, got {self.expect!r}")
+        if self.expect != "agrees" and not self.evidence:
+            raise ValueError(f"claim {self.id}: expect={self.expect!r} needs its evidence")
+        if self.expect == "finding" and self.finding_holds is None:
+            raise ValueError(f"claim {self.id}: a finding needs finding_holds")
+        if self.expect != "finding" and self.finding_holds is not None:
+            raise ValueError(f"claim {self.id}: finding_holds is for findings only")
+        if self.expect == "illustrates" and self.controls:
+            raise ValueError(f"claim {self.id}: an illustration has no controls (a control "
+                             "that can be rejected makes it a verified claim)")
+        if not all(isinstance(c, Control) for c in self.controls):
+            raise ValueError(f"claim {self.id}: controls must be Control instances")
+        names = [c.name for c in self.controls]
+        if len(set(names)) != len(names):
+            raise ValueError(f"claim {self.id}: control names must be unique, got {names}")
         if not self.tolerance_reason:
             raise ValueError(f"claim {self.id}: every tolerance needs a reason")
 
-    def holds(self, measured: float) -> bool:
-        """Does ``measured`` agree with the reference under the comparison?"""
-        ref, tol = self.reference, self.tolerance
-        if not np.isfinite(measured):
-            return False
-        if self.comparison == "abs":
-            return abs(measured - ref) <= tol
-        if self.comparison == "rel":
-            return abs(measured - ref) <= tol * abs(ref)
-        if self.comparison == "le":
-            return measured <= ref + tol
-        return measured >= ref - tol
+    def holds(self, measured: float, reference: Optional[float] = None) -> bool:
+        """Does ``measured`` agree with the reference (or ``reference``) under the comparison?"""
+        ref = self.reference if reference is None else reference
+        return _holds(measured, ref, self.tolerance, self.comparison)
+
+    @property
+    def expected_agreement(self) -> bool:
+        """Must the check agree with the reference for the claim to come out as registered?"""
+        if self.expect == "finding":
+            return bool(self.finding_holds)
+        return self.expect in ("agrees", "illustrates")
+
+
+@dataclass(frozen=True)
+class ControlResult:
+    """The outcome of running one control: ``rejected`` is what a control must be."""
+
+    claim_id: str
+    control: Control
+    measured: float
+    reference: float
+    seconds: float
+    size: str
+    rejected: bool
+
+    @property
+    def name(self) -> str:
+        return self.control.name
+
+    def __repr__(self) -> str:
+        return (f"ControlResult({self.claim_id!r}, {self.name!r}, measured={self.measured!r}, "
+                f"rejected={self.rejected!r})")
 
 
 @dataclass(frozen=True)
 class Result:
-    """The outcome of running a claim's check."""
+    """The outcome of running a claim's check (and, through :func:`assert_claim`, its controls)."""
 
     claim: Claim
     measured: float
     seconds: float
     size: str
+    controls: tuple = ()
     agrees: bool = field(init=False)
 
     def __post_init__(self):
         object.__setattr__(self, "agrees", self.claim.holds(self.measured))
+        object.__setattr__(self, "controls", tuple(self.controls))
+
+    @property
+    def controls_rejected(self) -> bool:
+        """Every control that was run came out disagreeing."""
+        return all(c.rejected for c in self.controls)
 
     @property
     def as_expected(self) -> bool:
-        return self.agrees == (self.claim.expect == "agrees")
+        return self.agrees == self.claim.expected_agreement and self.controls_rejected
 
     @property
     def gap(self) -> float:
@@ -129,17 +250,24 @@ class Result:
 
     @property
     def status(self) -> str:
-        if self.as_expected:
-            return "verified" if self.agrees else "disagrees with the paper"
-        return "FAILED"
+        """``"verified"``, ``"illustration"``, ``"erratum"``, ``"finding"`` or ``"FAILED"``."""
+        return EXPECTS[self.claim.expect] if self.as_expected else "FAILED"
 
     def _repr_markdown_(self) -> str:
         c = self.claim
-        mark = "✓" if self.as_expected else "✗"
-        return (f"{mark} **claim `{c.id}`** ({c.source}): {self.status}. "
+        mark = {"verified": "✓", "illustration": "◦", "erratum": "≠", "finding": "◇"}.get(
+            self.status, "✗")
+        text = (f"{mark} **claim `{c.id}`** ({c.source}): {self.status}. "
                 f"measured {self.measured:.6g}, reference {c.reference:.6g}, "
                 f"gap {self.gap:.3g}; tolerance {c.tolerance:.3g} ({c.comparison}: "
                 f"{c.tolerance_reason})")
+        if self.controls:
+            parts = [f"*{r.name}* {'rejected' if r.rejected else 'NOT rejected'} "
+                     f"(measured {r.measured:.4g} vs {r.reference:.4g})" for r in self.controls]
+            text += "; controls: " + "; ".join(parts)
+        if c.expect == "illustrates":
+            text += f"; illustration only: {c.evidence}"
+        return text
 
     def __repr__(self) -> str:
         return f"Result({self.claim.id!r}, measured={self.measured!r}, status={self.status!r})"
@@ -166,32 +294,92 @@ def all_claims() -> list[Claim]:
     return [_REGISTRY[k] for k in sorted(_REGISTRY)]
 
 
-def run_claim(claim_id: str, size: str = "smoke") -> Result:
-    """Run a claim's check and return its :class:`Result` (does not raise on disagreement)."""
+def _check_size(size: str) -> None:
     if size not in ("smoke", "full"):
         raise ValueError(f"size: expected 'smoke' or 'full', got {size!r}")
+
+
+def run_controls(claim_id: str, size: str = "smoke") -> list:
+    """Run every negative control of a claim; one :class:`ControlResult` per control.
+
+    A control is *rejected* when its measured quantity does not agree with its reference (the
+    claim's unless the control moves it) under the claim's comparison and tolerance: what a
+    control must be for the claim to count as verified.
+
+    Examples
+    --------
+    >>> from calnotes import claims
+    >>> [r.rejected for r in claims.run_controls("003.lemma4.1")]  # doctest: +SKIP
+    [True]
+    """
+    _check_size(size)
+    claim = get_claim(claim_id)
+    out = []
+    for control in claim.controls:
+        start = time.perf_counter()
+        measured = float(control.check(size))
+        ref = claim.reference if control.reference is None else float(control.reference)
+        out.append(ControlResult(claim.id, control, measured, ref,
+                                 time.perf_counter() - start, size,
+                                 rejected=not claim.holds(measured, ref)))
+    return out
+
+
+def run_claim(claim_id: str, size: str = "smoke", controls: bool = False) -> Result:
+    """Run a claim's check (and with ``controls=True`` its controls); does not raise."""
+    _check_size(size)
     claim = get_claim(claim_id)
     start = time.perf_counter()
     measured = float(claim.check(size))
-    return Result(claim, measured, time.perf_counter() - start, size)
+    seconds = time.perf_counter() - start
+    ran = run_controls(claim_id, size) if controls else ()
+    return Result(claim, measured, seconds, size, controls=ran)
 
 
 def assert_claim(claim_id: str, size: str = "smoke") -> Result:
-    """Run a claim and raise :class:`ClaimFailed` unless it comes out as registered.
+    """Run a claim and its controls; raise :class:`ClaimFailed` unless all come out as registered.
 
-    This is what a chapter calls right after a theorem and its proof.
+    This is what a chapter calls right after a theorem and its proof. A control that agrees
+    (is not rejected) fails the claim: its check could not have told the statement from its
+    false neighbour.
     """
-    result = run_claim(claim_id, size)
-    if not result.as_expected:
-        c = result.claim
+    result = run_claim(claim_id, size, controls=True)
+    c = result.claim
+    if result.agrees != c.expected_agreement:
+        want = "agree" if c.expected_agreement else "disagree"
         raise ClaimFailed(
-            f"claim {c.id} ({c.source}) expected to {c.expect.rstrip('s')} with the paper but "
+            f"claim {c.id} ({c.source}) expected to {want} with its reference but "
             f"measured {result.measured!r} vs reference {c.reference!r} "
             f"({COMPARISONS[c.comparison]}, tolerance {c.tolerance!r}: {c.tolerance_reason})"
         )
+    weak = [r for r in result.controls if not r.rejected]
+    if weak:
+        raise ClaimFailed(
+            f"claim {c.id} ({c.source}): control(s) not rejected, so the check has no power: "
+            + "; ".join(f"{r.name!r} ({r.control.statement}) measured {r.measured!r} vs "
+                        f"reference {r.reference!r}" for r in weak)
+            + f" ({COMPARISONS[c.comparison]}, tolerance {c.tolerance!r})")
     return result
 
 
+def registry_problems(claims=None) -> list:
+    """What the registry still lacks; empty when every claim meets the rules.
+
+    Every ``"agrees"`` claim has at least one control (else it is an illustration, registered
+    with ``expect="illustrates"`` and its reason); every erratum says what is true instead
+    (``correction``). The tests and the ledger page fail unless this is empty.
+    """
+    claims = all_claims() if claims is None else claims
+    out = []
+    for c in claims:
+        if c.expect == "agrees" and not c.controls:
+            out.append(f"{c.id}: agrees but has no negative control (add one, or register it "
+                       "with expect='illustrates' and say why none can be rejected)")
+        if c.expect == "disagrees" and not c.correction.strip():
+            out.append(f"{c.id}: erratum without a correction (what is true instead)")
+    return out
+
+
 def ledger(size: str = "smoke") -> list[Result]:
-    """Run every registered claim; the rows of the verification ledger."""
-    return [run_claim(c.id, size) for c in all_claims()]
+    """Run every registered claim with its controls; the rows of the verification ledger."""
+    return [run_claim(c.id, size, controls=True) for c in all_claims()]

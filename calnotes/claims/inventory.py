@@ -27,8 +27,19 @@ Statuses
     At least one of the listed claims is registered with ``expect="disagrees"``: the careful
     check contradicts the printed text, and the claim is an item of the errata page (which lists
     every such claim under its id).
+``"illustration"``
+    Its claims agree but none is verified: each is registered with ``expect="illustrates"``
+    (no false neighbour of the statement can be rejected at a feasible size; the claim says why).
+``"finding"``
+    Its only claims are findings on our substitute data (``expect="finding"``): the paper's
+    empirical statement is rerun on MNIST-5k or a simulator, with its sampling uncertainty; not
+    a statement about the paper's text.
 ``"not checked yet"``
     No registered claim checks the result; ``reason`` says why.
+
+The status follows from the claims (:func:`implied_status`): an erratum if any claim is one,
+else verified if any claim is verified (its note says what the others only illustrate), else
+illustration if any claim illustrates, else finding.
 
 The status is declared with each entry and :func:`problems` checks it against the registry, so
 an entry cannot claim more than the registry backs. A claim may check several entries (a lemma
@@ -43,7 +54,7 @@ from dataclasses import dataclass, field
 from ._registry import all_claims
 
 __all__ = ["Entry", "Coverage", "PAPERS", "KINDS", "STATUSES", "VERIFIED", "ERRATUM",
-           "NOT_CHECKED", "entries", "find", "coverage", "errata_items", "implied_status",
+           "NOT_CHECKED", "ILLUSTRATION", "FINDING", "entries", "find", "coverage", "errata_items", "implied_status",
            "status_from_results", "problems"]
 
 PAPERS = {
@@ -55,7 +66,8 @@ PAPERS = {
 """Paper number -> short title (the numbering of ``papers/README.md``)."""
 
 VERIFIED, ERRATUM, NOT_CHECKED = "verified", "erratum", "not checked yet"
-STATUSES = (VERIFIED, ERRATUM, NOT_CHECKED)
+ILLUSTRATION, FINDING = "illustration", "finding"
+STATUSES = (VERIFIED, ILLUSTRATION, ERRATUM, FINDING, NOT_CHECKED)
 
 KINDS = ("definition", "equation", "lemma", "proposition", "theorem", "corollary",
          "observation", "example", "remark", "algorithm", "cited result", "table",
@@ -114,7 +126,7 @@ class Entry:
 class Coverage:
     """Counts of one paper's inventory (a row of the ledger's summary table).
 
-    ``results == verified + errata + not_checked``.
+    ``results == verified + illustrations + errata + findings + not_checked``.
     """
 
     paper: str
@@ -123,6 +135,8 @@ class Coverage:
     verified: int
     errata: int
     not_checked: int
+    illustrations: int = 0
+    findings: int = 0
 
 
 def _maker(paper: str):
@@ -135,7 +149,13 @@ def _maker(paper: str):
     def unchecked(label, kind, statement, reason, code=()):
         return Entry(paper, label, kind, statement, (), NOT_CHECKED, reason=reason, code=code)
 
-    return verified, erratum, unchecked
+    def illustrated(label, kind, statement, claims, note="", code=()):
+        return Entry(paper, label, kind, statement, claims, ILLUSTRATION, note=note, code=code)
+
+    def found(label, kind, statement, claims, note="", code=()):
+        return Entry(paper, label, kind, statement, claims, FINDING, note=note, code=code)
+
+    return verified, erratum, unchecked, illustrated, found
 
 
 _BY_CONSTRUCTION = ("the checks build predictors calibrated by construction; calibration itself "
@@ -144,7 +164,7 @@ _PRINTED_ONLY = ("checks the printed numbers against each other only; the experi
                  "(pretrained models on {data}) is not rerun offline")
 
 # ------------------------------------------------------------------------------------- 000
-v, x, n = _maker("000")
+v, x, n, il, fd = _maker("000")
 _T1 = "E[{measure}({f})] = {value} (n i.i.d. samples of the Sec. 4 distribution)."
 _THETA = "Theta is read with a derived constant (the claim names it)."
 _P000 = (
@@ -314,7 +334,7 @@ _P000 = (
 )
 
 # ------------------------------------------------------------------------------------- 001
-v, x, n = _maker("001")
+v, x, n, il, fd = _maker("001")
 _TABLE_APP = ("Table {n} ({what}): accuracy, Brier, TCE^bin, CWE^bin and utility calibration "
               "errors of six post-hoc methods, mean +- std over 10 splits.")
 _TABLE_CLAIMS = ["001.tables.ts_keeps_accuracy", "001.appB2.tables_cwe", "001.appB2.tables_tce"]
@@ -488,7 +508,7 @@ _P001 = (
 )
 
 # ------------------------------------------------------------------------------------- 003
-v, x, n = _maker("003")
+v, x, n, il, fd = _maker("003")
 _P003 = (
     v("Def C.1", "definition", "TCE_p(f) = (E|f_C - P(Y = C | f_C)|^p)^(1/p) and CWCE_p(f) = "
       "(sum_k E|f_k - P(Y = k | f_k)|^p)^(1/p).",
@@ -639,7 +659,7 @@ _P003 = (
 )
 
 # ------------------------------------------------------------------------------------- 004
-v, x, n = _maker("004")
+v, x, n, il, fd = _maker("004")
 _MRR_TABLE = ("Table {n} (App. F): Table 1 recreated with {what}: accuracy, ECE, ACE, SmoothECE, "
               "NLL and Brier of baseline, TS, HB, IR and MRR.")
 _MRR_CLAIMS = ["004.tables.mrr_mse", "004.tables.mrr_nll"]
@@ -805,7 +825,7 @@ def find(paper: str, label: str) -> Entry:
 
 
 def coverage(items=None) -> dict:
-    """Per-paper counts: results, verified, errata, not checked yet (the ledger's summary).
+    """Per-paper counts of the five statuses (the ledger's summary).
 
     Parameters
     ----------
@@ -821,7 +841,8 @@ def coverage(items=None) -> dict:
     --------
     >>> from calnotes.claims import inventory
     >>> row = inventory.coverage()["001"]
-    >>> row.results == row.verified + row.errata + row.not_checked == len(inventory.entries("001"))
+    >>> (row.results == row.verified + row.illustrations + row.errata + row.findings
+    ...  + row.not_checked == len(inventory.entries("001")))
     True
     """
     items = tuple(_ENTRIES if items is None else items)
@@ -832,7 +853,9 @@ def coverage(items=None) -> dict:
             paper=paper, title=title, results=len(mine),
             verified=sum(e.status == VERIFIED for e in mine),
             errata=sum(e.status == ERRATUM for e in mine),
-            not_checked=sum(e.status == NOT_CHECKED for e in mine))
+            not_checked=sum(e.status == NOT_CHECKED for e in mine),
+            illustrations=sum(e.status == ILLUSTRATION for e in mine),
+            findings=sum(e.status == FINDING for e in mine))
     return out
 
 
@@ -857,7 +880,8 @@ def implied_status(entry: Entry, claims=None) -> str:
     """The status the registry implies for ``entry`` (what its declared status must be).
 
     ``"not checked yet"`` without claims, ``"erratum"`` if any of its claims is an errata item,
-    else ``"verified"``. Unknown claim ids raise ``KeyError``.
+    else ``"verified"`` if any is verified, else ``"illustration"`` if any illustrates, else
+    ``"finding"``. Unknown claim ids raise ``KeyError``.
 
     Examples
     --------
@@ -868,8 +892,19 @@ def implied_status(entry: Entry, claims=None) -> str:
     registry = {c.id: c for c in (all_claims() if claims is None else claims)}
     if not entry.claims:
         return NOT_CHECKED
-    expects = [registry[i].expect for i in entry.claims]
-    return ERRATUM if "disagrees" in expects else VERIFIED
+    return _combine([registry[i].expect for i in entry.claims])
+
+
+_STATUS_OF_EXPECT = {"agrees": VERIFIED, "illustrates": ILLUSTRATION, "disagrees": ERRATUM,
+                     "finding": FINDING}
+
+
+def _combine(expects) -> str:
+    statuses = {_STATUS_OF_EXPECT[e] for e in expects}
+    for status in (ERRATUM, VERIFIED, ILLUSTRATION, FINDING):
+        if status in statuses:
+            return status
+    return NOT_CHECKED
 
 
 def status_from_results(entry: Entry, results) -> str:
@@ -884,9 +919,8 @@ def status_from_results(entry: Entry, results) -> str:
     Returns
     -------
     str
-        ``"FAILED"`` if a claim did not come out as registered, ``"erratum"`` if one disagrees
-        with the paper (as registered), ``"verified"`` if all agree, ``"not checked yet"``
-        without claims.
+        ``"FAILED"`` if a claim did not come out as registered, else the status
+        :func:`implied_status` gives (``"not checked yet"`` without claims).
 
     Examples
     --------
@@ -900,7 +934,7 @@ def status_from_results(entry: Entry, results) -> str:
     statuses = [results[i].status for i in entry.claims]
     if "FAILED" in statuses:
         return "FAILED"
-    return ERRATUM if "disagrees with the paper" in statuses else VERIFIED
+    return _combine(results[i].claim.expect for i in entry.claims)
 
 
 def _resolves(dotted: str) -> bool:

@@ -30,7 +30,11 @@ class ChapterStatus:
     docname : str
         The chapter's path below the book root without suffix (``book/foundations/measures``).
     agree, errata : int
-        Claims the chapter asserts that agree with their paper, and that disagree (errata).
+        Claims the chapter asserts that are verified (agree with their paper, each with a
+        rejected negative control), and errata (disagree with the printed text).
+    illustrations, findings : int
+        Claims that agree without a control that could fail (illustrations), and results on
+        our substitute data (findings).
     command : str
         The ``calnotes run`` command that reruns the chapter with a new parameter value.
     parameters : tuple of str
@@ -42,22 +46,30 @@ class ChapterStatus:
     errata: int
     command: str
     parameters: tuple
+    illustrations: int = 0
+    findings: int = 0
+
+    def _counts(self) -> list:
+        parts = [(self.agree, "verified", "verified"), (self.illustrations, "illustration",
+                                                        "illustrations"),
+                 (self.errata, "erratum", "errata"), (self.findings, "finding on our data",
+                                                      "findings on our data")]
+        return [f"{n} {one if n == 1 else many}" for n, one, many in parts if n]
 
     def _link(self, target: str) -> str:
         return posixpath.relpath(target, posixpath.dirname(self.docname)) + ".html"
 
     def text(self) -> str:
         """One plain-text line per fact (what the box shows)."""
-        claims = (f"claims checked here: {self.agree} agree with their paper,"
-                  f" {self.errata} {'erratum' if self.errata == 1 else 'errata'}"
-                  if self.agree + self.errata else "no registered claims in this chapter")
+        counts = self._counts()
+        claims = ("claims checked here: " + ", ".join(counts) if counts
+                  else "no registered claims in this chapter")
         return f"{claims}\nrerun with new parameters: {self.command}"
 
     def _repr_html_(self) -> str:
-        if self.agree + self.errata:
-            claims = (f"Claims checked in this chapter: <strong>{self.agree}</strong> agree with"
-                      f" their paper, <strong>{self.errata}</strong>"
-                      f" {'erratum' if self.errata == 1 else 'errata'} (see the"
+        counts = self._counts()
+        if counts:
+            claims = (f"Claims checked in this chapter: {', '.join(counts)} (see the"
                       f' <a href="{self._link(_LEDGER)}">verification ledger</a> and the'
                       f' <a href="{self._link(_ERRATA)}">errata</a>).')
         else:
@@ -101,7 +113,10 @@ def chapter_status(docname: str, root=None) -> ChapterStatus:
                          f" {sorted(chapters)}")
     chapter = chapters[docname]
     mine = [c for c in all_claims() if c.chapter == docname]
-    agree = sum(c.expect == "agrees" for c in mine)
+    def count(expect):
+        return sum(c.expect == expect for c in mine)
+
     command = f"calnotes run {chapter.name} --out runs/{chapter.name} {_example(chapter)}"
-    return ChapterStatus(docname=docname, agree=agree, errata=len(mine) - agree,
-                         command=command, parameters=tuple(chapter.parameters))
+    return ChapterStatus(docname=docname, agree=count("agrees"), errata=count("disagrees"),
+                         command=command, parameters=tuple(chapter.parameters),
+                         illustrations=count("illustrates"), findings=count("finding"))
