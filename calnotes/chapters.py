@@ -13,6 +13,14 @@ Parameter values
     list default a list (a single value is wrapped: ``-p bins 10`` is ``[10]``) whose elements
     have the type of the default's elements, a tuple default a tuple of the same length.  A
     ``None`` default takes any value.
+Ranges
+    are checked next, from the parameter's name (:func:`check_range`): ``size`` and
+    ``claim_size`` are ``"smoke"`` or ``"full"``, ``dataset`` names a shipped data set,
+    ``seed`` is a non-negative integer, counts (``n``, ``k``, ``m``, ``n_*``, ``k_*``, ``m_*``,
+    ``sim_*``, ``*_bins``, ``bins``, ...) are positive integers (class counts at least 2),
+    ``*_fraction`` lies strictly between 0 and 1, noise levels and probabilities in [0, 1], and
+    scales (bandwidth, temperature, overconfidence) are positive; a path parameter that names
+    an input file must exist.  So a bad value fails in a second, before a kernel starts.
 Paths
     The chapter runs in its own folder, so parameters that name files are made absolute:
     only parameters documented as paths (:func:`is_path_parameter`: ``predictions``,
@@ -39,7 +47,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = ["Chapter", "find_book_root", "list_chapters", "get_chapter", "parse_value",
-           "check_parameter", "is_path_parameter", "run_chapter"]
+           "check_parameter", "check_range", "is_path_parameter", "run_chapter", "RunSummary",
+           "summarize_run"]
 
 _UNSET = object()
 
@@ -256,6 +265,84 @@ def check_parameter(name: str, value, default):
     return value
 
 
+_CHOICES = {"size": ("smoke", "full"), "claim_size": ("smoke", "full"),
+            "dataset": ("mnist5k", "digits"), "kind": ("logits", "probs")}
+_CLASS_COUNTS = ("k", "n_classes", "k_classes", "k_max", "sim_classes")
+_UNIT_INTERVAL = ("q_demo", "eps", "eps1", "eps2", "eps3")
+_POSITIVE_SCALES = ("bandwidth", "overconfidence", "saturation", "sim_temperature")
+
+
+def _is_count(name: str) -> bool:
+    return (name in ("n", "k", "m", "bins", "resolutions", "subsample", "milp_grid")
+            or name.startswith(("n_", "k_", "m_", "sim_", "prior_", "max_"))
+            or name.endswith("_bins"))
+
+
+def check_range(name: str, value, root: str | Path | None = None) -> None:
+    """Raise ``ValueError`` when a (type-checked) value is outside its parameter's range.
+
+    The range comes from the parameter's name (see the module docstring); a name without a
+    rule takes any value of its type.  ``root`` is where path parameters may also be found
+    (the book root: chapter defaults such as ``benchmarks/results.json`` are relative to it).
+
+    Examples
+    --------
+    >>> check_range("n_bins", 15), check_range("size", "full")
+    (None, None)
+    >>> check_range("n_bins", 0)
+    Traceback (most recent call last):
+    ...
+    ValueError: -p n_bins: expected a positive integer, got 0
+    >>> check_range("size", "huge")
+    Traceback (most recent call last):
+    ...
+    ValueError: -p size: expected one of 'smoke', 'full', got 'huge'
+    """
+    if value is None:
+        return
+    items = list(value) if isinstance(value, (list, tuple)) else [value]
+    if name in _CHOICES:
+        if value not in _CHOICES[name]:
+            choices = ", ".join(repr(c) for c in _CHOICES[name])
+            raise ValueError(f"-p {name}: expected one of {choices}, got {value!r}")
+        return
+    if is_path_parameter(name):
+        if name.endswith("_dir"):
+            return
+        for item in items:
+            if not isinstance(item, str) or not item:
+                raise ValueError(f"-p {name}: expected a file name, got {item!r}")
+            places = [Path(item).expanduser()]
+            if root is not None and not Path(item).is_absolute():
+                places.append(Path(root) / item)
+            if not any(p.exists() for p in places):
+                raise ValueError(f"-p {name}: no such file: {item} (relative names are read"
+                                 " from the current folder)")
+        return
+    numbers = [v for v in items if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    if name == "seed":
+        if any(not isinstance(v, int) or v < 0 for v in numbers):
+            raise ValueError(f"-p seed: expected a non-negative integer, got {value!r}")
+    elif name in _CLASS_COUNTS:
+        if any(v < 2 for v in numbers):
+            raise ValueError(f"-p {name}: expected at least 2 classes, got {value!r}")
+    elif name.endswith("_fraction"):
+        if any(not 0 < v < 1 for v in numbers):
+            raise ValueError(f"-p {name}: expected a share strictly between 0 and 1, "
+                             f"got {value!r}")
+    elif name in _UNIT_INTERVAL:
+        if any(not 0 <= v <= 1 for v in numbers):
+            raise ValueError(f"-p {name}: expected a value in [0, 1], got {value!r}")
+    elif name in _POSITIVE_SCALES:
+        if any(not v > 0 for v in numbers):
+            raise ValueError(f"-p {name}: expected a positive number, got {value!r}")
+    elif _is_count(name):
+        if any(v < 1 for v in numbers):
+            shown = value if isinstance(value, (list, tuple)) else value
+            raise ValueError(f"-p {name}: expected a positive integer"
+                             f"{'s' if len(items) > 1 else ''}, got {shown!r}")
+
+
 def is_path_parameter(name: str) -> bool:
     """Whether a chapter parameter is documented as a path (resolved by :func:`run_chapter`).
 
@@ -352,6 +439,11 @@ def run_chapter(name: str, parameters: dict, out_dir: str | Path, *, force: bool
         )
     parameters = {key: check_parameter(key, value, chapter.parameters[key][0])
                   for key, value in parameters.items()}
+    book_root = chapter.path.parent
+    while not (book_root / "_toc.yml").is_file() and book_root != book_root.parent:
+        book_root = book_root.parent
+    for key, value in parameters.items():
+        check_range(key, value, book_root)
     out_dir = Path(out_dir)
     _check_out_dir(out_dir)
     target = out_dir / f"{chapter.name}.ipynb"
@@ -398,3 +490,88 @@ def run_chapter(name: str, parameters: dict, out_dir: str | Path, *, force: bool
         raise
     os.replace(partial, target)
     return target
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """What a chapter run asserted and where its outputs are (printed by ``calnotes run``).
+
+    Attributes
+    ----------
+    chapter : str
+    size : str
+        The size the chapter's claims ran at (its ``size``/``claim_size`` parameter).
+    counts : dict
+        Status -> number of the chapter's registered claims (``verified``, ``illustration``,
+        ``erratum``, ``finding``); the run succeeded, so each came out as registered (a
+        claim or control that does not stops the run with its message).
+    controls : int
+        Negative controls of those claims (every one rejected).
+    notebook : pathlib.Path
+    figures : tuple of pathlib.Path
+        The figures of the executed notebook, written as PNG files next to it.
+    """
+
+    chapter: str
+    size: str
+    counts: dict
+    controls: int
+    notebook: Path
+    figures: tuple
+
+    def text(self) -> str:
+        held = ", ".join(f"{n} {s}" for s, n in self.counts.items() if n) or "none registered"
+        lines = [f"claims of {self.chapter} at size {self.size!r}: {held}"]
+        if self.controls:
+            lines.append(f"  every claim came out as registered and all {self.controls} "
+                         "negative controls were rejected")
+        elif sum(self.counts.values()):
+            lines.append("  every claim came out as registered")
+        lines.append(f"notebook: {self.notebook}")
+        if self.figures:
+            lines.append(f"figures: {len(self.figures)} PNG files in {self.figures[0].parent}")
+        return "\n".join(lines)
+
+
+def summarize_run(name: str, notebook: str | Path, parameters: dict | None = None,
+                  root: str | Path | None = None) -> RunSummary:
+    """Summarise a successful run of chapter ``name``: its claims and its figures.
+
+    The figures (``image/png`` outputs) are written to ``<notebook stem>_figures/`` next to the
+    notebook, replacing the PNG files of an earlier run there.
+    """
+    import base64
+    import json
+
+    from .claims import all_claims
+    from .claims._registry import EXPECTS
+
+    chapter = get_chapter(name, root)
+    parameters = parameters or {}
+    size = "smoke"
+    for key in ("size", "claim_size"):
+        if key in chapter.parameters:
+            size = parameters.get(key, chapter.parameters[key][0])
+            break
+    mine = [c for c in all_claims() if c.chapter == chapter.docname]
+    counts = {status: sum(EXPECTS[c.expect] == status for c in mine)
+              for status in ("verified", "illustration", "erratum", "finding")}
+    notebook = Path(notebook)
+    folder = notebook.with_name(f"{notebook.stem}_figures")
+    if folder.is_dir():
+        for old in folder.glob("figure-*.png"):
+            old.unlink()
+    figures = []
+    cells = json.loads(notebook.read_text()).get("cells", [])
+    for cell in cells:
+        for output in cell.get("outputs", []):
+            data = output.get("data", {}).get("image/png")
+            if data:
+                folder.mkdir(exist_ok=True)
+                path = folder / f"figure-{len(figures) + 1:02d}.png"
+                path.write_bytes(base64.b64decode("".join(data) if isinstance(data, list)
+                                                  else data))
+                figures.append(path)
+    return RunSummary(chapter=chapter.name, size=str(size), counts=counts,
+                      controls=sum(len(c.controls) for c in mine), notebook=notebook,
+                      figures=tuple(figures))

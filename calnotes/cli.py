@@ -54,6 +54,7 @@ def _cmd_run(args) -> int:
     target = _chapters.run_chapter(chapter.name, parameters, args.out, force=args.force,
                                    root=args.book)
     print(f"wrote {target}")
+    print(_chapters.summarize_run(chapter.name, target, parameters, args.book).text())
     return 0
 
 
