@@ -7,25 +7,35 @@ from calnotes import claims
 from calnotes import utility as ut
 from calnotes.claims import utility_experiments as ue
 from calnotes.data import simulate_logistic_normal
+from calnotes.recalibrate import softmax
 
 IDS = [c.id for c in claims.all_claims() if c.chapter == ue.CHAPTER]
 
 
 def test_claims_registered():
-    assert len(IDS) == 10
+    assert len(IDS) == 15
     assert all(i.startswith("001.") for i in IDS)
+    assert not claims.registry_problems([claims.get_claim(i) for i in IDS])
 
 
 @pytest.mark.parametrize("claim_id", IDS)
-def test_claim_comes_out_as_registered(claim_id):
-    result = claims.run_claim(claim_id, "smoke")
+@pytest.mark.parametrize("size", ["smoke", "full"])
+def test_claim_comes_out_as_registered(claim_id, size):
+    result = claims.run_claim(claim_id, size, controls=True)
     assert result.as_expected, result
     assert result.seconds < 1.0          # pure arithmetic on transcribed numbers
+    claim = claims.get_claim(claim_id)
+    assert len(result.controls) == len(claim.controls)
+    assert all(r.rejected for r in result.controls), result.controls
+    if claim.expect == "agrees":
+        assert claim.controls
 
 
 def test_disagreements_are_the_expected_ones():
     disagree = {i for i in IDS if claims.get_claim(i).expect == "disagrees"}
-    assert disagree == {"001.table1.pm_caption", "001.sec5.brier_improves"}
+    assert disagree == {"001.table1.pm_caption", "001.sec5.brier_improves",
+                        "001.table6.dirichlet_topk_brier"}
+    assert all(claims.get_claim(i).correction for i in disagree)
 
 
 def test_claim_ids_appear_in_chapter():
@@ -162,3 +172,88 @@ def test_default_methods_drop_full_matrices():
     assert "Dirichlet" in ue.default_methods(10) and "matrix" in ue.default_methods(10)
     assert "Dirichlet" not in ue.default_methods(30)
     assert list(ue.default_methods(30, max_full_classes=30))[2:4] == ["matrix", "Dirichlet"]
+
+
+# --- the relations between columns that the table claims rely on, on computed predictions ----
+def _bounds_hold(y, P):
+    C = P.shape[1]
+    row = ue.evaluate_predictions(y, P, n_bins=3)
+    bound = np.sqrt((C - 1) / C * row["brier"])
+    for key in ("tce_bin", "cwe_bin", "uc_cwe", "uc_topk", "uc_dcg", "uc_comb"):
+        assert row[key] <= bound + 1e-12, key
+    assert row["brier"] >= (1 - row["accuracy"]) / 2 - 1e-12
+    return row, bound
+
+
+@pytest.mark.parametrize("C, temp", [(2, 0.3), (3, 1.0), (10, 0.2), (10, 3.0)])
+def test_calibration_errors_below_sqrt_brier(C, temp):
+    sim = simulate_logistic_normal(500, C, rng=C)
+    _bounds_hold(sim.labels, sim.true_prob)
+    _bounds_hold(sim.labels, softmax(sim.logits / temp))
+
+
+def test_sqrt_brier_bound_is_tight():
+    # a two-class model sure of the wrong class: TCE^bin = UC(U_topK) = 1 = sqrt(Brier / 2)
+    y = np.ones(20, dtype=int)
+    P = np.tile([1.0, 0.0], (20, 1))
+    row, bound = _bounds_hold(y, P)
+    assert bound == pytest.approx(1.0)
+    assert row["tce_bin"] == pytest.approx(bound) and row["uc_topk"] == pytest.approx(bound)
+
+
+def test_error_rate_bound_is_tight():
+    # a near tie on the wrong class costs just over 1/2: Brier -> (1 - accuracy) / 2
+    y = np.ones(10, dtype=int)
+    P = np.tile([0.5 + 1e-6, 0.5 - 1e-6], (10, 1))
+    row, _ = _bounds_hold(y, P)
+    assert row["accuracy"] == 0 and row["brier"] == pytest.approx(0.5, abs=1e-5)
+
+
+def test_one_bin_neighbour_is_false():
+    # errors of opposite sign in the two bins: TCE^bin = 2 UC(U_topK) > 1 x UC
+    P = np.array([[0.6, 0.4]] * 4 + [[0.9, 0.1]] * 4)
+    y = np.array([0, 0, 0, 0, 1, 1, 1, 0])      # first bin under-, second overconfident
+    row = ue.evaluate_predictions(y, P, n_bins=2)
+    assert row["tce_bin"] > row["uc_topk"] + 1e-9
+    assert row["tce_bin"] <= 2 * row["uc_topk"] + 1e-12
+
+
+def test_b2_ratio_rounding_directions():
+    for kind in ("tce", "cwe"):
+        against = ue.b2_ratios(kind)
+        favour = ue.b2_ratios(kind, against=False)
+        assert all(a["ratio"] > f["ratio"] for a, f in zip(against, favour))
+    summed = ue.b2_ratios("cwe", class_sum=True, against=False)
+    favour = ue.b2_ratios("cwe", against=False)
+    assert all(s["ratio"] == pytest.approx(ue.TABLE_CLASSES[s["table"]] * f["ratio"])
+               for s, f in zip(summed, favour))
+
+
+def _printed_table(rows):
+    return {m: {c: (ue.parse_printed(x), None) for c, x in cells.items()}
+            for m, cells in rows.items()}
+
+
+def test_dominance_and_order_on_constructed_tables():
+    tab = _printed_table({"Uncalibrated": {"a": "5.0", "b": "5.0"},
+                          "A": {"a": "1.0", "b": "2.0"},
+                          "B": {"a": "2.0", "b": "1.0"},
+                          "C": {"a": "1.0", "b": "1.05"}})      # C ties A on a within rounding
+    assert ue.dominating_methods(tab, ["a", "b"]) == ["C"]
+    assert ue.best_methods(tab, "a") == {"A", "C"}
+    rev = ue.order_reversals(tab, ["a", "b"])
+    assert ("A", "B", "a", "b") in rev and all("Uncalibrated" not in r for r in rev)
+    same = _printed_table({"Uncalibrated": {"a": "3.0", "b": "3.0"},
+                           "A": {"a": "1.0", "b": "1.0"}, "B": {"a": "2.0", "b": "2.0"}})
+    assert ue.order_reversals(same, ["a", "b"]) == []
+    acc = _printed_table({"Uncalibrated": {"accuracy": "90.0"}, "A": {"accuracy": "91.0"}})
+    assert ue.dominating_methods(acc, ["accuracy"]) == ["A"]       # higher is better
+
+
+def test_sqrt_brier_ratios_cover_every_row():
+    rows = ue.sqrt_brier_ratios()
+    n_rows = len(ue.TABLE1) + sum(len(t) for _, t in ue.APPENDIX_TABLES.values())
+    assert len({(r["table"], r["method"]) for r in rows}) == n_rows
+    outlier = [r for r in rows if (r["table"], r["method"]) == ue.BRIER_OUTLIER
+               and r["column"] == "u_topk"]
+    assert len(outlier) == 1 and outlier[0]["ratio"] > 1
