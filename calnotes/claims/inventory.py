@@ -382,9 +382,11 @@ _P001 = (
       "losses.", ["001.eq3.3"], note="they enter only the eq. (3.3) identity check",
       code=["calnotes.utility.decision"]),
     v("Cor 4.3", "corollary", "UC is interactively measurable for U_lin and U_rank with "
-      "n = O~((C + log(1/delta))/eps^2) samples.", ["001.cor4.3.rate_in_C"],
-      note="the sqrt(C/n) scaling is measured for U_lin on a calibrated model; U_rank follows "
-           "by Cor B.10's reduction"),
+      "n = O~((C + log(1/delta))/eps^2) samples.",
+      ["001.cor4.3.rate_in_n", "001.cor4.3.rate_in_C"],
+      note="the upper bound's n^(-1/2) rate is checked at C = 2, where the supremum over U_lin is "
+           "exact; the C-dependence only from below (the supremum grows at least like sqrt(C)); "
+           "U_rank follows by Cor B.10's reduction"),
     v("Algorithm 1", "algorithm", "Iterative patching: find the worst witness, step eta_t along "
       "it, project onto the simplex, stop when err_t <= eps.",
       ["001.prop4.4.terminal", "001.appA.finite_sample"],
@@ -397,10 +399,10 @@ _P001 = (
       "its guarantee if err_t is estimated to O(eps); N = O~(log(C/delta)/eps^2) suffices for "
       "U_CWE and U_topK.", ["001.appA.finite_sample"],
       note="the final population UC is checked; the sample sizes N are not"),
-    n("App. B.1 (eq. (B.1))", "cited result", "Binary CutOff calibration bounds the gain of "
+    v("App. B.1 (eq. (B.1))", "cited result", "Binary CutOff calibration bounds the gain of "
       "monotone recalibration of a thresholded decision by 2 Delta_Cutoff.",
-      reason="cited from Rossellini et al. (2025, Prop 3.2); its multiclass extension, Prop 3.2, "
-             "is checked"),
+      ["001.appB1.cutoff"],
+      note="exact on binary populations, monotone recalibration in both directions"),
     v("App. B.2 (bound)", "proposition", "For any m-bin partition TCE^bin <= m UC(f, U_TCE) and "
       "CWE^bin <= m UC(f, U_CWE).",
       ["001.appB2.bound", "001.appB2.tables_cwe", "001.appB2.tables_tce_topk"],
@@ -411,18 +413,21 @@ _P001 = (
       "for decision-calibration and projected smooth calibration witnesses.",
       reason="computational-hardness results cited from Gopalan et al. (2024); not a numerical "
              "statement"),
-    n("Thm B.4", "theorem", "R_n(G_U) <= 2 sum_j R_n(P_j(U)).",
-      reason="a Rademacher-complexity bound; no registered check (a Monte Carlo estimate of both "
-             "sides on a finite class would be one)"),
-    n("Cor B.5", "corollary", "sup_u |UC_hat - UC| <= 2 R_n(G_U) + 4 sqrt(log(2/delta)/(2n)) "
-      "with probability 1 - delta.",
-      reason="the class-uniform bound is not registered; the single-utility bound (Lemma 3.4) "
-             "is"),
+    v("Thm B.4", "theorem", "R_n(G_U) <= 2 sum_j R_n(P_j(U)).", ["001.thmB.4"],
+      note="the empirical complexities given the sample, exactly (all sign vectors), on finite "
+           "classes and samples of n <= 12"),
+    v("Cor B.5", "corollary", "sup_u |UC_hat - UC| <= 2 R_n(G_U) + 4 sqrt(log(2/delta)/(2n)) "
+      "with probability 1 - delta.", ["001.corB.5"],
+      note="coverage by simulation on finite classes with exact UC, R_n by Monte Carlo"),
     n("Cor B.6", "corollary", "U_lin is interactively measurable with "
       "N = O((C^3 log(n/C) + log(1/delta))/eps^2).",
-      reason="superseded by the sharper Cor B.9, whose sqrt(C/n) scaling is checked"),
-    n("Result 1", "cited result", "Massart and Sauer: R_n(B) <= sqrt(2 d log(en/d)/n) for VC "
-      "dimension d.", reason="a textbook result cited from Mohri et al. (2018)"),
+      reason="an O() rate with unspecified constants, superseded by the sharper Cor B.9; its "
+             "C-dependence would need the supremum over U_lin for C > 2, which is not "
+             "computable here (App. B.3)"),
+    v("Result 1", "cited result", "Massart and Sauer: R_n(B) <= sqrt(2 d log(en/d)/n) for VC "
+      "dimension d.", ["001.result1"],
+      note="exact empirical complexities of thresholds, intervals and a shattered sample, "
+           "n <= 12"),
     n("Result 2", "cited result", "Goldberg and Jerrum: Boolean formulas of linear predicates in "
       "m parameters have VC dimension O(m log m).",
       reason="a textbook result cited from Goldberg and Jerrum (1993)"),
@@ -434,14 +439,18 @@ _P001 = (
       note="only the lower bound (C - 1 shattered points); the O(C log C) upper bound is not "
            "checked"),
     v("Cor B.9", "corollary", "sup_{u in U_lin} |UC_hat - UC| <= O~(sqrt((C + log(1/delta))/n)).",
-      ["001.cor4.3.rate_in_C"], note="the scaling in C at fixed n, on one calibrated model"),
+      ["001.cor4.3.rate_in_n", "001.cor4.3.rate_in_C"],
+      note="the n^(-1/2) rate at C = 2 (exact supremum); the scaling in C only from below, on "
+           "one calibrated model"),
     v("Cor B.10", "corollary", "Rank utilities are linear utilities after sorting each "
       "prediction, so U_rank has the sample complexity of U_lin.", ["001.corB.10"],
       note="the reduction (equal estimates) is checked; the Pdim consequence follows from "
            "Prop B.8"),
     v("Thm B.11", "theorem", "||F_E - F_hat||_L2[0,2] <= sqrt(2 eps_stat) + "
       "sqrt(ln(2/delta_M)/M) with probability 1 - delta_S - delta_M.",
-      ["001.thmB.11.l2", "001.thmB.11.dkw_coverage", "001.thmB.11.eps_stat_needed"]),
+      ["001.thmB.11.l2", "001.thmB.11.dkw_coverage", "001.thmB.11.eps_stat_needed"],
+      note="the DKW step is verified; the L2 bound itself only illustrated (vacuous at every "
+           "feasible n with Lemma 3.4's eps_stat)"),
     x("Table 1", "table", "ViT-ImageNet-1K: Brier, CWE^bin, TCE^bin and U_comb of six methods, "
       "mean +- 2 std. errors over 10 splits.",
       ["001.table1.pm_caption", "001.table1.pm_two_factors", "001.table1.means_equal_table7",
@@ -463,9 +472,9 @@ _P001 = (
       reason="a statement about figures of ViT-ImageNet predictions, not available offline; the "
              "recalibrators chapter tests the analogue on its own data (verdict (d), which fails "
              "there) without a claim"),
-    n("App. C.2 (utilities)", "definition", "Gain-matrix utilities u_R(p, e_i) = R_{i, j*(p)}, "
+    v("App. C.2 (utilities)", "definition", "Gain-matrix utilities u_R(p, e_i) = R_{i, j*(p)}, "
       "aligned (off-diagonal Unif(0, 0.1)) and misaligned (specialist blocks of 0.2).",
-      reason="implemented and run in the patching chapter; no registered claim uses them",
+      ["001.appC2.gain_utilities", "001.eq3.3"],
       code=["calnotes.utility.gain_matrix", "calnotes.utility.sample_gain_matrices"]),
     n("App. C.2 (dynamics)", "conclusion", "Under Algorithm 1 the worst sampled UC drops then "
       "stabilises, and the UC distributions shift left, for aligned and misaligned classes.",
