@@ -1,0 +1,68 @@
+"""Helpers behind the controls of the dominance, practice and foundations claims (issue 19)."""
+
+from fractions import Fraction as Fr
+
+import numpy as np
+import pytest
+
+from calnotes import population as pop
+from calnotes.claims import dominance, practice
+
+
+def test_auc_matches_scikit_learn_with_ties():
+    metrics = pytest.importorskip("sklearn.metrics")
+    rng = np.random.default_rng(0)
+    score = np.round(rng.uniform(size=300), 1)  # many ties
+    positive = rng.uniform(size=300) < score
+    assert practice._auc(score, positive) == pytest.approx(
+        metrics.roc_auc_score(positive, score), abs=1e-12)
+
+
+def test_auc_of_a_constant_score_is_exactly_one_half():
+    positive = np.array([True, False, False, True, True])
+    assert practice._auc(np.full(5, 0.83), positive) == 0.5
+
+
+def test_propD2_populations_respect_the_accuracy_split():
+    high, low = practice._propD2_populations("smoke")
+    assert len(high) >= 12 and len(low) >= 4
+    for d in high:
+        assert pop.accuracy(d, exact=True) > Fr(1, d.n_classes)
+    for d in low:
+        assert pop.accuracy(d, exact=True) <= Fr(1, d.n_classes)
+
+
+def test_tf_errors_vanish_for_the_transform_and_not_for_a_miscalibrated_model():
+    d = pop.FiniteDistribution([Fr(1, 2)] * 2, [[Fr(1), Fr(0), Fr(0)], [Fr(0), Fr(1), Fr(0)]],
+                               [[Fr(1, 2), Fr(1, 4), Fr(1, 4)], [Fr(1, 2), Fr(1, 2), Fr(0)]])
+    t = pop.accuracy_preserving_transform(d)
+    assert practice._tf_errors(t) == pytest.approx(0.0, abs=1e-15)
+    assert practice._tf_errors(t, calibration=True) > 0   # not calibrated
+    overconfident = pop.FiniteDistribution(
+        [Fr(1, 2)] * 2, [[Fr(1), Fr(0), Fr(0)], [Fr(0), Fr(1), Fr(0)]],
+        [[Fr(9, 10), Fr(1, 20), Fr(1, 20)], [Fr(4, 5), Fr(1, 5), Fr(0)]])
+    assert practice._tf_errors(overconfident) > 0
+    assert practice._tf_errors(pop.accuracy_preserving_transform(overconfident)) == 0
+
+
+def test_shrink_keeps_ties_and_rows():
+    P = np.array([[0.5, 0.5, 0.0], [0.5, 0.5, 0.0], [0.2, 0.3, 0.5]])
+    S = dominance._shrink(P)
+    assert np.allclose(S.sum(axis=1), 1) and np.array_equal(S[0], S[1])
+    assert np.allclose(dominance._shrink(np.array([0.0, 1.0])), [0.1, 0.9])
+
+
+def test_covering_radius_wrong_neighbours_differ_where_the_controls_need_it():
+    # k/4 is right for even k only; (k - 1)/k for k <= 3 only
+    for k in (2, 3, 4, 5):
+        r = dominance.covering_radius_sq(k)
+        assert (abs(r - k / 4) < 1e-15) == (k % 2 == 0)
+        assert (abs(r - (k - 1) / k) < 1e-15) == (k <= 3)
+
+
+def test_absolute_loss_is_improper():
+    # reporting the mode with certainty beats the truth under ||q - e_y||_1
+    p = np.array([[0.6, 0.4]])
+    truthful = float(p[0] @ dominance._ABSOLUTE.matrix(p)[0])
+    mode = float(p[0] @ dominance._ABSOLUTE.matrix(np.array([[1.0, 0.0]]))[0])
+    assert mode < truthful
