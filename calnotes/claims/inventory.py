@@ -430,10 +430,13 @@ _P001 = (
            "n <= 12"),
     n("Result 2", "cited result", "Goldberg and Jerrum: Boolean formulas of linear predicates in "
       "m parameters have VC dimension O(m log m).",
-      reason="a textbook result cited from Goldberg and Jerrum (1993)"),
+      reason="a textbook result cited from Goldberg and Jerrum (1993), stated as O(m log m) "
+             "with an unspecified constant: no number to check"),
     n("Result 3", "cited result", "Pseudo-dimension d gives uniform deviation "
       "O(B (sqrt(2 d log(n/d)) + sqrt(log(1/delta)))/sqrt(n)).",
-      reason="a textbook result cited from Mohri et al. (2018, Thm 10.6)"),
+      reason="a textbook result cited from Mohri et al. (2018, Thm 10.6), stated as O() with an "
+             "unspecified constant: no number to check (its Rademacher form, Cor B.5, is "
+             "checked)"),
     v("Prop B.8", "proposition", "Pdim(G_lin) = Omega(C) and O(C log C).",
       ["001.propB.8.shatter"],
       note="only the lower bound (C - 1 shattered points); the O(C log C) upper bound is not "
@@ -605,9 +608,11 @@ _P003 = (
       note="false for n = 2 (CWCE_p = CE_p there); exact instances with eps = 0 for n = 3, 4, 5"),
     x("Prop D.2", "proposition", "t^f (top entry replaced by ACC(f)) has zero MMCE, KS, ECE and "
       "TCE_p and keeps the accuracy, yet is not calibrated in general.",
-      ["003.propD.2", "003.propD.2.ks_definition", "003.propD.2.held_out"],
+      ["003.propD.2", "003.propD.2.all_models", "003.propD.2.ks_definition",
+       "003.propD.2.held_out"],
       note="exact on finite populations for MMCE, top-label KS, ECE, TCE_1, TCE_2, accuracy and "
-           "'not calibrated', under the proof's assumption ACC(f) > 1/k (false without it); KS "
+           "'not calibrated', under the proof's assumption ACC(f) > 1/k (false without it, "
+           "although the statement says 'for all models': erratum); KS "
            "as Def C.2 defines it is not zero (erratum); on a held-out split of the MNIST-5k "
            "suite the errors are sampling noise",
       code=["calnotes.population.accuracy_preserving_transform",

@@ -562,6 +562,26 @@ register(Claim(
 ))
 
 
+register(Claim(
+    id="003.propD.2.all_models",
+    source=f"{SOURCE_003}, Prop D.2 ('for all models')",
+    statement=("For ALL models f, as the proposition states, t^f o f has zero MMCE, KS, ECE and"
+               " TCE_p and keeps the accuracy: exact population values on the populations with"
+               " ACC(f) <= 1/k, which the statement includes and the proof's assumption excludes."),
+    check=partial(_propD2_population, variant="low accuracy"), reference=0.0, tolerance=1e-12,
+    tolerance_reason=("exact rational arithmetic (MMCE in float64, rounding below 1e-14); the"
+                      " populations of 003.propD.2 with ACC(f) <= 1/k, k = 2..5"),
+    chapter=RECALIBRATION, expect="disagrees",
+    evidence=("Exact (Fractions): when ACC(f) <= 1/k, putting ACC(f) on the top class and"
+              " spreading the rest evenly makes another class at least as large, so t^f moves"
+              " the argmax: the accuracy changes and the errors are not zero (the measured value"
+              " is the largest error or accuracy change over these populations). The proof"
+              " assumes ACC(f) > 1/k ('in every practical setting'); the statement does not."),
+    correction=("Prop D.2 holds for every model with ACC(f) > 1/k (exactly, claim 003.propD.2);"
+                " for ACC(f) <= 1/k, t^f changes the argmax and the accuracy."),
+))
+
+
 def _ks_definition(size: str) -> float:
     """max over the populations with ACC(f) > 1/k of KS(t^f o f) read as Def C.2 literally."""
     from .. import population as pop
