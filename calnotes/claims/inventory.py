@@ -778,8 +778,8 @@ _P004 = (
             "paper's ViT"),
     n("Sec. 5.1 (TS and IR)", "conclusion", "TS and IR skew the confidences towards higher values "
       "and buy their calibration with larger sharpness gaps.",
-      reason="not registered; the sharpness-diagram chapter draws the MNIST-5k analogue without "
-             "asserting it (the ViT predictions are not available offline)"),
+      reason="a statement about the paper's ViT-ImageNet predictions, not available offline; the "
+             "sharpness-diagram chapter draws the MNIST-5k analogue without asserting it"),
     fd("Sec. 5.2", "conclusion", "HB is worse calibrated than IR, but not where it has no density; "
        "IR generalizes better (Brier) through smaller sharpness gaps.",
        ["004.sec5.2.ir_beats_hb"],
