@@ -309,8 +309,8 @@ def run_controls(claim_id: str, size: str = "smoke") -> list:
     Examples
     --------
     >>> from calnotes import claims
-    >>> [r.rejected for r in claims.run_controls("003.lemma4.1")]  # doctest: +SKIP
-    [True]
+    >>> [(r.name, r.rejected) for r in claims.run_controls("003.lemma4.1")]
+    [('grouping dropped', True)]
     """
     _check_size(size)
     claim = get_claim(claim_id)
