@@ -11,7 +11,8 @@ fetch something from the internet fails fast, and the request is still seen and 
 
 For every page (``--pages`` restricts the set), at a window 1280 px wide (``--width``):
 
-math          MathJax has typeset every formula: no raw TeX (``$...$``, ``$$``, ``\\(``,
+math          MathJax has typeset every formula: no raw TeX (``$...$``, an unpaired ``$\\cmd``,
+              a bare TeX command such as ``\\mathbb``, ``$$``, ``\\(``,
               ``\\[``, ``\\begin{``) is left in the text of the main column outside code
               (``code``, ``pre``, ``.highlight``) and typeset math (``mjx-container``), MathJax
               started wherever the page loads it, and there is no MathJax error node
@@ -136,13 +137,20 @@ for (let node = walker.nextNode(); node; node = walker.nextNode()) {
 }
 // $...$ by pandoc's rule (opening $ not followed by a space, closing $ not preceded by a space
 // nor followed by a digit), so "costs $5 and $10" is prose; $$, \(, \[ and \begin{ anywhere.
-const TEX = /\$\$|\\\(|\\\[|\\begin\{|(?<![\\$])\$(?![\s$])[^$]*?[^\s\\$]\$(?!\d)/;
+// A formula cut in half (a source line inside it that starts with "+ " becomes a list item)
+// leaves an unpaired "$\cmd" or bare TeX commands in the prose: caught as well.
+const TEX = /\$\$|\\\(|\\\[|\\begin\{|(?<![\\$])\$(?![\s$])[^$]*?[^\s\\$]\$(?!\d)|\$\\[A-Za-z]|\\(?:mathbb|mathrm|mathcal|mathbf|operatorname|frac|sqrt|sum|prod|int|lVert|rVert|lvert|rvert|bigl|bigr|Bigl|Bigr|left|right|mid|cdot|le|ge|leq|geq|neq|infty|top|hat|bar|tilde|varphi|phi|pi|sigma|lambda|alpha|beta|gamma|delta|epsilon|varepsilon|partial|nabla|in|subseteq|implies|iff|Rightarrow|Leftrightarrow|text)(?![A-Za-z])/;
+// A MyST role left as text ({prf:ref}`...`, {doc}`...`, {glue:text}`...`): the markup leaked.
+const ROLE = /\{(?:prf:ref|ref|doc|eq|numref|cite:[pt]|cite|glue:text|glue|py:[a-z]+)\}`/;
 for (const [block, raw] of texts) {
   const text = raw.replace(/\s+/g, ' ');
-  const m = TEX.exec(text);
-  if (m) {
-    const from = Math.max(0, m.index - 40);
-    out.rawTex.push(text.slice(from, m.index + m[0].length + 40).trim());
+  for (const re of [TEX, ROLE]) {
+    const m = re.exec(text);
+    if (m) {
+      const from = Math.max(0, m.index - 40);
+      out.rawTex.push(text.slice(from, m.index + m[0].length + 40).trim());
+      break;
+    }
   }
 }
 

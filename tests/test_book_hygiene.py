@@ -51,3 +51,39 @@ def test_no_committed_notebook_outputs():
 def test_chapter_names_are_unique():
     names = [c.name for c in CHAPTERS]
     assert len(names) == len(set(names))
+
+
+_CODE_BLOCKS = re.compile(r"^```(?:\{code-cell\}|\{eval-rst\}|bash)[^\n]*\n.*?^```\s*$",
+                          flags=re.MULTILINE | re.DOTALL)
+_LIST_MARKER = re.compile(r"\s*(?:[-+*]|\d+[.)])\s")
+
+
+def list_markers_inside_inline_math(text: str) -> list:
+    """Lines that begin with a list marker (``+ ``, ``- ``, ``* ``, ``1. ``) while an inline
+    ``$...$`` formula opened on an earlier line of the same paragraph is still open: Markdown
+    turns such a line into a list item and cuts the formula in half (reader finding 1)."""
+    text = _CODE_BLOCKS.sub(lambda m: "\n" * m.group(0).count("\n"), text)
+    found, open_math = [], False
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip() or line.lstrip().startswith(("```", ":::", "$$")):
+            open_math = False
+            continue
+        if open_math and _LIST_MARKER.match(line):
+            found.append((number, line.strip()[:60]))
+        dollars = len(re.findall(r"(?<![\\$])\$(?!\$)", line))
+        if dollars % 2:
+            open_math = not open_math
+    return found
+
+
+def test_the_math_lint_finds_a_broken_formula():
+    broken = "Then $a = b\n+ c$ and $d$.\n\nFine: $a +\nb$ and\n- a real list item\n"
+    assert list_markers_inside_inline_math(broken) == [(2, "+ c$ and $d$.")]
+    assert list_markers_inside_inline_math("```{code-cell} ipython3\nx = '$a'\n- 1\n```\n") == []
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_list_marker_inside_inline_math(path):
+    assert list_markers_inside_inline_math(path.read_text()) == [], (
+        f"{path.name}: a line inside an open inline formula starts with a list marker; move "
+        "the operator to the end of the previous line")

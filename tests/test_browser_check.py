@@ -52,7 +52,9 @@ GOOD = _page("""
 <h1 id="top">A good page</h1>
 <p>Prose with dollar amounts: it costs $5 and $10, or $3.50 each; a fee of $5
    and a refund of US$10.</p>
-<p>TeX in code is not math: <code>$x$</code> and <code>\\(y\\)</code>.</p>
+<p>TeX in code is not math: <code>$x$</code> and <code>\\(y\\)</code>, nor are
+   <code>\\mathbb E</code> and <code>{prf:ref}`lem`</code>; prose may name a path
+   C:\\temp\\infile.</p>
 <pre>\\begin{align} a &amp;= b \\end{align} and $$z$$</pre>
 <div class="highlight"><span>$w$</span></div>
 <p><img src="img/ok.svg" alt="a rectangle"></p>
@@ -76,6 +78,12 @@ SITE = {
     "raw_tex.html": _page("<p>The estimator $\\hat{x}_n$ is biased.</p>"),
     "raw_tex_lines.html": _page("<p>A sum $a_1 +\n  a_2$ over two source lines.</p>"),
     "raw_display.html": _page(r"<p>\[ \int_0^1 f \]</p>"),
+    # reader finding 1: a source line "+ ..." inside an inline formula became a list item
+    "cut_formula.html": _page(r"<p>then $\mathrm{CE}_2^2 = \sum_k a_k</p>"
+                              r"<ul><li>b_k = 1$ (eq. (20)), close to uniform.</li></ul>"),
+    "bare_command.html": _page(r"<ul><li>\mathbb E f_k^2 = 1 - 1/n when</li></ul>"),
+    "raw_role.html": _page("<p>The first bracket is the gap of {prf:ref}`the lemma "
+                           "&lt;lem-x&gt;`.</p>"),
     "math_error.html": _page(
         '<p><mjx-container><mjx-merror data-mjx-error="Undefined control sequence \\foo">'
         "\\foo</mjx-merror></mjx-container></p>"),
@@ -96,6 +104,9 @@ EXPECTED = {  # page: (check, a piece of the reason)
     "raw_tex.html": ("math", r"$\hat{x}_n$"),
     "raw_display.html": ("math", r"\[ \int_0^1 f \]"),
     "raw_tex_lines.html": ("math", "$a_1 + a_2$"),
+    "cut_formula.html": ("math", r"$\mathrm"),
+    "bare_command.html": ("math", r"\mathbb"),
+    "raw_role.html": ("math", "{prf:ref}`"),
     "math_error.html": ("math", "Undefined control sequence"),
     "external.html": ("request", "https://cdn.example.org/lib.js"),
     "js_error.html": ("console", "Identifier 'THEBE_JS_URL' has already been declared"),
