@@ -107,6 +107,9 @@ def test_a_control_that_agrees_fails_the_claim(monkeypatch):
     with pytest.raises(claims.ClaimFailed, match="not rejected.*'b'"):
         claims.assert_claim("x.weak")
     assert claims.run_controls("x.moved")[0].rejected          # reference moved to 0.5
+    nan = _dummy(1.0, id="x.nan", controls=(_control(float("nan")),))
+    monkeypatch.setitem(claims._registry._REGISTRY, nan.id, nan)
+    assert claims.run_controls("x.nan")[0].rejected is False   # a failed computation is no power
     assert claims.run_claim("x.weak").controls == ()           # run_claim alone runs none
     assert claims.run_claim("x.weak", controls=True).status == "FAILED"
 

@@ -304,7 +304,8 @@ def run_controls(claim_id: str, size: str = "smoke") -> list:
 
     A control is *rejected* when its measured quantity does not agree with its reference (the
     claim's unless the control moves it) under the claim's comparison and tolerance: what a
-    control must be for the claim to count as verified.
+    control must be for the claim to count as verified. A control that measures ``nan`` is not
+    rejected (it measured nothing).
 
     Examples
     --------
@@ -319,9 +320,11 @@ def run_controls(claim_id: str, size: str = "smoke") -> list:
         start = time.perf_counter()
         measured = float(control.check(size))
         ref = claim.reference if control.reference is None else float(control.reference)
+        # A control that measures nan has not measured anything (a failed computation): it
+        # is not counted as rejected, so a broken control cannot pass for a powerful one.
+        rejected = bool(not np.isnan(measured) and not claim.holds(measured, ref))
         out.append(ControlResult(claim.id, control, measured, ref,
-                                 time.perf_counter() - start, size,
-                                 rejected=not claim.holds(measured, ref)))
+                                 time.perf_counter() - start, size, rejected=rejected))
     return out
 
 

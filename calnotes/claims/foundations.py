@@ -204,12 +204,13 @@ def _lq_exponents():
 
 
 def _only_l2(size: str, differentiability: bool = True) -> float:
-    """The unique integer q >= 1 for which the L^q ECE can be a Bregman divergence (nan unless
-    exactly one). ``differentiability=False`` (the control): the Hessian test alone."""
+    """The unique integer q >= 1 for which the L^q ECE can be a Bregman divergence; minus the
+    number of exponents found when there is not exactly one (never a valid exponent).
+    ``differentiability=False`` (the control): the Hessian test alone."""
     candidates, bregman = _lq_exponents()
     found = bregman if differentiability else candidates
     if len(found) != 1:
-        return float("nan")
+        return -float(len(found))
     return float(next(iter(found)))
 
 
