@@ -172,6 +172,13 @@ _OPTION_HINTS = {
     "scores": ("rows of class probabilities must sum to one (if some columns are not class"
                " probabilities, select the class columns; in a CSV: prob_columns=..."
                " (command line: --prob-columns))"),
+    "integers": ("these are whole numbers, not probabilities (class indices, counts or ids?);"
+                 " pass class probabilities (in a CSV, select the class columns:"
+                 " prob_columns=... (command line: --prob-columns))"),
+    "residue": ("only by {excess:.1g}: inexact arithmetic? pass"
+                " renormalize=True (command line: --renormalize) to clip such values to"
+                " [0, 1] and divide each row by its sum"),
+    "residue1d": "only by {excess:.1g}: inexact arithmetic? clip to [0, 1]",
 }
 _ARRAY_HINTS = {
     "rounded": ("rows sum to 1 only to within {dev:.1g}: rounded probabilities? renormalize"
@@ -179,16 +186,35 @@ _ARRAY_HINTS = {
     "percentages": "these look like percentages (values in [0, 100]): divide by 100",
     "logits": "pass probabilities, not scores or logits",
     "scores": "pass probabilities, not scores or logits",
+    "integers": "these are whole numbers, not probabilities (class indices, counts or ids?)",
+    "residue": ("only by {excess:.1g}: inexact arithmetic? clip to [0, 1] and"
+                " renormalize, e.g. P = np.clip(P, 0, 1); P / P.sum(axis=1, keepdims=True)"),
+    "residue1d": "only by {excess:.1g}: inexact arithmetic? clip to [0, 1]",
 }
 
 
 def _hint(arr, options: bool) -> str:
+    """What to do about probabilities that failed a check.  Values outside ``[0, 1]`` are
+    hinted as logits only when they are not whole numbers (class indices, counts, ids) and
+    not within :data:`RENORMALIZE_TOL` of the interval (arithmetic residue: a value of
+    ``1.00005`` is refused, unlike a row sum off by as much, since no rounding of a
+    probability gives it, but it gets the clip-and-renormalize advice, not the logits one)."""
     kind = diagnose_probabilities(arr)
     table = _OPTION_HINTS if options else _ARRAY_HINTS
+    a = np.asarray(arr, dtype=np.float64)
+    excess = 0.0
+    if kind in (None, "logits") and a.size:
+        finite = a[np.isfinite(a)]
+        if finite.size:
+            excess = max(0.0, -float(finite.min()), float(finite.max()) - 1.0)
+            if np.all(finite == np.round(finite)):
+                kind = "integers"
+            elif 0.0 < excess <= RENORMALIZE_TOL:
+                kind = "residue" if a.ndim == 2 else "residue1d"
     if kind is None:
         return table["logits"]
-    dev = float(np.abs(np.asarray(arr, dtype=np.float64).sum(axis=-1) - 1.0).max())
-    return table[kind].format(dev=dev)
+    dev = float(np.abs(a.sum(axis=-1) - 1.0).max())
+    return table[kind].format(dev=dev, excess=excess)
 
 
 def renormalize_rows(arr, tol=True, name: str = "probs"):
@@ -225,10 +251,14 @@ def renormalize_rows(arr, tol=True, name: str = "probs"):
     if not np.all(np.isfinite(P)):
         return P, None          # check_probabilities names the bad entry
     scale = 1.0
+    clipped = 0
     if diagnose_probabilities(P) == "percentages":
         scale = 100.0
     elif P.min() < 0.0 or P.max() > 1.0:
-        return P, None          # not probabilities at all: check_probabilities explains
+        if P.min() < -tol or P.max() > 1.0 + tol:
+            return P, None      # not probabilities at all: check_probabilities explains
+        clipped = int(np.count_nonzero((P < 0.0) | (P > 1.0)))   # residue within tol
+        P = np.clip(P, 0.0, 1.0)
     sums = P.sum(axis=1)
     dev = np.abs(sums / scale - 1.0)
     bad = dev > tol
@@ -242,7 +272,10 @@ def renormalize_rows(arr, tol=True, name: str = "probs"):
     what = "percentages: divided every row by its sum (about 100)" if scale != 1.0 else (
         f"divided {changed} of {P.shape[0]} rows by their sums (largest deviation of a row sum"
         f" from 1: {dev.max():.2g})")
-    return P, (f"{name}: {what}" if changed else None)
+    if clipped:
+        what = (f"clipped {clipped} value(s) outside [0, 1] by at most {tol:g}"
+                + (f"; {what}" if changed else ""))
+    return P, (f"{name}: {what}" if changed or clipped else None)
 
 
 def _first_index(mask: np.ndarray) -> tuple:
@@ -516,9 +549,17 @@ def _plain(value) -> str:
 
 
 def _one_based(arr, n_classes: int) -> str:
-    """A hint when labels look 1-based: all in 1..k and k present."""
+    """A hint for labels out of range in a known convention: 1-based (all in 1..k and k
+    present), -1/+1 (SVM, libsvm), -100 (Hugging Face's ignored tokens)."""
     if arr.min() == 1 and arr.max() == n_classes:
         return f" (the labels run from 1 to {n_classes}: 1-based? subtract 1)"
+    present = set(np.unique(arr).tolist())
+    if n_classes == 2 and present <= {-1, 1}:
+        return (" (labels -1/+1, the SVM/libsvm convention? map them to 0/1:"
+                " (labels + 1) // 2)")
+    if -100 in present:
+        return (" (-100 marks tokens to ignore (Hugging Face): drop those rows first, e.g."
+                " keep = labels != -100)")
     return ""
 
 

@@ -396,6 +396,39 @@ def _kernel_manager_class():
     return IPCKernelManager
 
 
+def _python_translator():
+    """papermill's Python translator with two changes (N8): a tuple is injected as a tuple
+    literal (papermill writes unknown types with ``str()``, so ``(4, 60, 6)`` arrived as the
+    string ``"(4, 60, 6)"``), and the parameters cell is read with :func:`parse_parameters`
+    (papermill's line parser warns "Unable to parse line" on a comment holding ``=``)."""
+    from papermill.models import Parameter
+    from papermill.translators import PythonTranslator
+
+    class Translator(PythonTranslator):
+        @classmethod
+        def translate(cls, val):
+            if isinstance(val, tuple):
+                items = ", ".join(cls.translate(v) for v in val)
+                return f"({items}{',' if len(val) == 1 else ''})"
+            return super().translate(val)
+
+        @classmethod
+        def inspect(cls, parameters_cell):
+            found = parse_parameters(parameters_cell["source"])
+            return [Parameter(name=key, inferred_type_name=type(value).__name__,
+                              default=repr(value), help=comment)
+                    for key, (value, comment) in found.items()]
+
+    return Translator
+
+
+def _register_translator(kernel: str) -> None:
+    """Use :func:`_python_translator` for ``kernel`` (papermill looks the kernel name up
+    before the language)."""
+    from papermill.translators import papermill_translators
+    papermill_translators.register(kernel, _python_translator())
+
+
 def run_chapter(name: str, parameters: dict, out_dir: str | Path, *, force: bool = False,
                 root: str | Path | None = None, kernel: str = "python3") -> Path:
     """Execute one chapter with new parameter values; return the executed notebook's path.
@@ -470,6 +503,7 @@ def run_chapter(name: str, parameters: dict, out_dir: str | Path, *, force: bool
     # Executed into a hidden file, renamed when done: a failed run never replaces target.
     partial = out_dir / f".{chapter.name}.partial.ipynb"
     engine = {}
+    _register_translator(kernel)
     manager = _kernel_manager_class()
     if manager is not None:
         engine["kernel_manager_class"] = manager
@@ -520,8 +554,13 @@ class RunSummary:
     figures: tuple
 
     def text(self) -> str:
-        held = ", ".join(f"{n} {s}" for s, n in self.counts.items() if n) or "none registered"
-        lines = [f"claims of {self.chapter} at size {self.size!r}: {held}"]
+        held = ", ".join(f"{n} {s}" for s, n in self.counts.items() if n)
+        if held:
+            lines = [f"claims of {self.chapter} at size {self.size!r}: {held}"]
+        else:
+            lines = [f"claims of {self.chapter} at size {self.size!r}: none registered to this"
+                     " page (any claim it runs came out as registered: the run would have"
+                     " stopped otherwise)"]
         if self.controls:
             lines.append(f"  every claim came out as registered and all {self.controls} "
                          "negative controls were rejected")

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -103,7 +104,10 @@ def _cmd_evaluate(args) -> int:
     print(report.to_json() if args.json else report.format_table())
     sys.stdout.flush()                            # the table is out before anything is written
     if args.out is not None:
-        written = report.write(args.out, force=args.force)
+        try:
+            written = report.write(args.out, force=args.force)
+        except (OSError, RuntimeError) as exc:     # the message names the file and what was kept
+            raise type(exc)(f"{exc} (the report is printed above)") from None
         print(f"wrote {', '.join(str(p) for p in written)}",
               file=sys.stderr if args.json else sys.stdout)
     return 0
@@ -172,17 +176,22 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.set_defaults(func=_cmd_run)
     p_eval = sub.add_parser("evaluate", help="evaluate the calibration of a predictions file")
     p_eval.add_argument("predictions", metavar="PREDICTIONS", nargs="?",
-                        help=".npz (labels + probs or logits), .npy (with --labels), .csv")
+                        help=".npz (labels + probs or logits), .npy (with --labels), .csv,"
+                        " .parquet/.feather (with pyarrow)")
     p_eval.add_argument("--labels", metavar="FILE", help="labels file for a .npy predictions file")
     p_eval.add_argument("--logits", action="store_true",
                         help="the .npy/.csv predictions are logits, not probabilities")
-    p_eval.add_argument("--bins", nargs="+", metavar="M",
-                        help="bin counts (default: 15 20 100); --bins 15 20 or --bins 15,20;"
-                        " counts above n get the equal-width ECE rows only")
+    p_eval.add_argument("--bins", nargs="+", action="extend", metavar="M",
+                        help="bin counts (default: 15 20 100); --bins 15 20 or --bins 15,20"
+                        " (a repeated --bins adds its counts: --bins 15 --bins 20 is --bins"
+                        " 15 20); counts above n get the equal-width ECE rows only")
     p_eval.add_argument("--out", metavar="DIR", help="write report.json, report.csv,"
                         " reliability.png, sharpness.png and utility_ecdf.png into DIR (checked"
-                        " before computing)")
-    p_eval.add_argument("--force", action="store_true", help="overwrite existing report files")
+                        " before computing; written into a temporary folder beside DIR and"
+                        " moved in place only when complete)")
+    p_eval.add_argument("--force", action="store_true",
+                        help="replace the report files of an earlier run (those this run does"
+                        " not write are removed, so DIR never mixes two reports)")
     p_eval.add_argument("--json", action="store_true",
                         help="print the report as JSON on stdout instead of the table")
     p_eval.add_argument("--allow-pickle", action="store_true",
@@ -202,17 +211,18 @@ def build_parser() -> argparse.ArgumentParser:
                           " tabs)")
     csv_opts.add_argument("--classes", metavar="A,B,...",
                           help="class names in column order, for string labels (default: the"
-                          " probability columns' names when the labels are those names, else"
-                          " the labels in sorted order, scikit-learn's classes_ order; the"
-                          " mapping is printed and saved)")
+                          " probability columns' names when the labels are those names, else,"
+                          " for two classes only, the labels in sorted order, scikit-learn's"
+                          " classes_ order; more classes need --classes; the mapping is"
+                          " printed and saved)")
     csv_opts.add_argument("--no-header", action="store_true",
                           help="the CSV file has no header row")
     csv_opts.add_argument("--renormalize", nargs="?", const=True, default=None, metavar="TOL",
                           help="divide rows by their sums when they are within TOL of 1"
                           " (rounded probabilities; default TOL 0.02); the report notes it")
     csv_opts.add_argument("--force-logits", action="store_true",
-                          help="read the predictions as logits even if they look like"
-                          " probabilities")
+                          help="with --logits: read the predictions as logits even if they"
+                          " look like probabilities")
     p_eval.add_argument("--ties", choices=("average", "position"), default="average",
                         help="equal-mass tie rule: average over the orders of tied predictions"
                         " (default; independent of the row order) or eq. (1) with ties in"
@@ -235,7 +245,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="Monte Carlo draws of the calibrated null where no exact law is"
                      " available (default 200, at least 19)")
     sig.add_argument("--bootstrap", type=int, default=200, metavar="B",
-                     help="bootstrap resamples for the intervals (default 200; 0: none)")
+                     help="bootstrap resamples for the intervals (default 200; 0: none;"
+                          " otherwise at least 19)")
     scale = p_eval.add_argument_group("scale")
     scale.add_argument("--out-of-core", action="store_true",
                        help="evaluate in bounded memory with Dask (pip install"
@@ -281,8 +292,35 @@ def main(argv=None) -> int:
     except BrokenPipeError:
         return _quiet_broken_pipe()
     except (ValueError, TypeError, OSError, ImportError, RuntimeError) as exc:
-        print(f"calnotes: error: {exc}", file=sys.stderr)
+        print(f"calnotes: error: {_cli_wording(str(exc))}", file=sys.stderr)
         return 2
+
+
+#: ``force=True (command line: --force)``: an API argument (with its value) followed by the
+#: command-line flag that sets it, as the library's messages name both.
+_API_AND_FLAG = re.compile(
+    r"\b[A-Za-z_][\w.]*(?:=(?:\[[^\]]*\]|'[^']*'|\"[^\"]*\"|[^\s,;()]+))?"
+    r" \(command line: ([^()]*)\)")
+
+
+def _cli_wording(message: str) -> str:
+    """A library message in the command line's words: ``pass force=True (command line:
+    --force)`` becomes ``pass --force``; a remaining ``(command line: X)`` becomes ``(X)``."""
+    import inspect
+
+    try:
+        from .evaluation import evaluate
+        names = set(inspect.signature(evaluate).parameters)
+    except Exception:  # noqa: BLE001 - only the wording is at stake, never the error itself
+        names = set()
+
+    def flag(match):
+        token = match.group(0).split(" (command line:")[0]
+        if "=" in token or token in names:
+            return match.group(1)
+        return match.group(0)
+    message = _API_AND_FLAG.sub(flag, message)
+    return re.sub(r"\(command line: ([^()]*)\)", r"(\1)", message)
 
 
 if __name__ == "__main__":  # pragma: no cover

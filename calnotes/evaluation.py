@@ -78,7 +78,7 @@ from . import _evalrows
 from . import scale as _scale
 from .data.loaders import Predictions, load_predictions
 from .measures import confidence_scores
-from .significance import DEFAULT_BOOTSTRAP, DEFAULT_DRAWS
+from .significance import DEFAULT_BOOTSTRAP, DEFAULT_DRAWS, MIN_BOOTSTRAP
 from ._ties import check_ties
 from .scores import _log_loss_from_logits_unchecked, _losses_at_labels
 
@@ -118,9 +118,13 @@ LEGEND = (
     "classwise = the mean of the k one-vs-rest measures (p_r against 1[y = r]).",
     "p-value = P(value at least this large | outcomes drawn from these predictions): exact"
     " (upper end of a certified bracket) or, marked m, Monte Carlo; small = more miscalibration"
-    " than chance explains.  90% interval = bootstrap percentile interval of the value"
-    " (resampled rows).",
+    " than chance explains.",
+    "90% interval = of E[value]: the mean of this measure over test sets of the same size from"
+    " the same population (bias-corrected bootstrap: the resamples' deviations from their mean,"
+    " reflected around the value; coverage measured in calnotes.coverage).",
 )
+#: The entries of :data:`LEGEND` printed only when a row has a p-value, resp. an interval.
+_LEGEND_P, _LEGEND_CI = LEGEND[-2], LEGEND[-1]
 _LEGEND_BINARY = ("binary = the usual binary measure on P(y = 1) against y (k = 2 only; the ECE"
                   " most binary tools report).")
 _LEGEND_BRIER = ("Brier = sum over the classes of (p_r - 1[y = r])^2; for k = 2 that is twice"
@@ -175,12 +179,21 @@ class EvaluationReport:
     calnotes_version : str
         The calnotes version that made the report.
     input_sha256, labels_sha256 : str or None
-        SHA-256 of the predictions file and of a separate labels file (``None`` for arrays).
+        SHA-256 of the predictions file and of a separate labels file (``None`` for arrays,
+        Dask arrays and shard folders), of the bytes that were loaded: taken when the file is
+        loaded (out of core: when it is opened, checked after the computation, which reads
+        it); a file that changes while it is being read is refused, and one replaced or
+        removed later keeps the hash of what was evaluated.
     label_mapping : dict or None
         How the input's labels became class indices, ``{original label (text): class index}``
         (:attr:`calnotes.data.Predictions.label_mapping`): class names, ``True``/``False``,
         or numbers ``1..k`` named by the columns; ``None`` when the labels were indices
         already.  Printed under the header of :meth:`format_table` and saved in JSON and CSV.
+    class_columns : list of str or None
+        The input's columns read as classes, in class order (a CSV's, DataFrame's,
+        Parquet/Feather file's column names; :attr:`calnotes.data.Predictions.class_columns`);
+        ``None`` for arrays and ``.npz`` files, whose classes are the matrix's columns in order.
+        Always printed in a header line of :meth:`format_table` and saved in JSON.
     """
 
     source: str
@@ -196,6 +209,7 @@ class EvaluationReport:
     labels_sha256: str | None = None
     utility: dict | None = None
     label_mapping: dict | None = None
+    class_columns: list | None = None
 
     def to_dict(self) -> dict:
         """JSON-ready dictionary (non-finite numbers become ``None``, explained in ``notes``)."""
@@ -208,6 +222,8 @@ class EvaluationReport:
             "n_classes": self.n_classes,
             "label_mapping": (None if self.label_mapping is None
                               else {str(k): int(v) for k, v in self.label_mapping.items()}),
+            "class_columns": (None if self.class_columns is None
+                              else [str(c) for c in self.class_columns]),
             "accuracy": _finite_or_none(self.accuracy),
             "mean_confidence": _finite_or_none(self.mean_confidence),
             "scores": {k: _finite_or_none(v) for k, v in self.scores.items()},
@@ -268,6 +284,7 @@ class EvaluationReport:
         lines = [
             f"{self.source}: n = {self.n_samples}, k = {self.n_classes}",
         ] + _mapping_lines(self.label_mapping) + [
+            _class_columns_line(self.class_columns, self.n_classes),
             f"accuracy {self.accuracy:.4f}   mean confidence {self.mean_confidence:.4f}",
             f"mean proper losses: {losses}",
             "",
@@ -284,7 +301,9 @@ class EvaluationReport:
         if self.utility is not None:
             lines += [""] + _utility_lines(self.utility)
         lines.append("")
-        lines += LEGEND
+        shown = {_LEGEND_P: any(row.get("p_value") is not None for row in self.rows),
+                 _LEGEND_CI: any(row.get("ci_lower") is not None for row in self.rows)}
+        lines += [entry for entry in LEGEND if shown.get(entry, True)]
         if any(row["aggregation"] == _BINARY for row in self.rows):
             lines.append(_LEGEND_BINARY)
         lines.append(_LEGEND_BRIER)
@@ -306,10 +325,16 @@ class EvaluationReport:
         utility calibration errors; only when the report has a utility part) into folder
         ``out``.
 
-        Nothing is written if any of the files exists, unless ``force=True``
-        (:func:`check_out` runs first).  With ``force=True``, a ``utility_ecdf.png`` left by an
-        earlier report is removed when this report has no utility part, so the folder never
-        mixes two reports.
+        Nothing is written if any report file (any of :data:`REPORT_FILES`) exists, unless
+        ``force=True`` (:func:`check_out` runs first).  The files are written into a
+        temporary folder next to ``out`` (in its parent; inside ``out`` when the parent cannot
+        be written) and moved in place only once all of them are complete, under a lock on
+        ``out`` (concurrent writers never interleave).  With ``force=True`` every report file
+        of an earlier run is replaced or, when this report does not write it (an out-of-core
+        report's figures, ``utility_ecdf.png`` without a utility part), removed, so the
+        folder never mixes two reports.  If anything fails, the error names the file and
+        ``out`` keeps the earlier report files unchanged (the message says where the new
+        files were left when they could be kept).
 
         Returns
         -------
@@ -318,27 +343,16 @@ class EvaluationReport:
         """
         figure = figure and self._plottable      # out-of-core reports hold no predictions
         out = check_out(out, force=force, figure=figure)
-        names = REPORT_FILES if figure else REPORT_FILES[:2]
-        stale = None
-        if figure and self.utility is None:
-            names = names[:4]
-            stale = out / REPORT_FILES[4]
-        targets = [out / name for name in names]
-        try:
-            out.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise type(exc)(f"out (command line: --out): cannot create the folder {out}"
-                            f" ({exc.strerror or exc})") from None
-        targets[0].write_text(self.to_json() + "\n")
-        targets[1].write_text(self.to_csv())
+        makers = {REPORT_FILES[0]: lambda path: path.write_text(self.to_json() + "\n"),
+                  REPORT_FILES[1]: lambda path: path.write_text(self.to_csv())}
         if figure:
-            self._figure().savefig(targets[2], dpi=120)
-            self._sharpness_figure().savefig(targets[3], dpi=120)
-            if len(targets) > 4:
-                self._utility_figure().savefig(targets[4], dpi=120)
-            elif stale.is_file():
-                stale.unlink()      # an earlier report's figure (check_out passed: force=True)
-        return targets
+            makers[REPORT_FILES[2]] = lambda path: self._figure().savefig(path, dpi=120)
+            makers[REPORT_FILES[3]] = lambda path: self._sharpness_figure().savefig(path,
+                                                                                     dpi=120)
+            if self.utility is not None:
+                makers[REPORT_FILES[4]] = lambda path: self._utility_figure().savefig(path,
+                                                                                      dpi=120)
+        return _publish(out, makers, force)
 
     #: False for a report computed out of core: :meth:`write` writes no figures.
     _plottable = True
@@ -355,6 +369,19 @@ class EvaluationReport:
 
 #: Labels shown by :meth:`EvaluationReport.format_table` (all of them are in JSON and CSV).
 _TABLE_LABELS = 20
+
+
+def _class_columns_line(columns, k: int) -> str:
+    """The header line of :meth:`EvaluationReport.format_table` saying which columns were
+    read as classes (always printed: a column read by mistake changes every number)."""
+    if columns is None:
+        return f"classes: the {k} columns of the probability matrix, in order"
+    if len(columns) == 1:
+        return f"classes: P(y = 1) read from column {columns[0]!r} (k = 2)"
+    items = [f"{j} = {c!r}" for j, c in enumerate(columns)]
+    if len(items) > _TABLE_LABELS:
+        items = items[:_TABLE_LABELS] + [f"... ({len(items)} columns in all: report.json)"]
+    return f"classes read from columns: {', '.join(items)}"
 
 
 def _mapping_lines(mapping) -> list:
@@ -412,8 +439,12 @@ def check_out(out, *, force: bool = False, figure: bool = True) -> Path:
     """Check an output folder for :meth:`EvaluationReport.write` before anything is computed.
 
     Refuses (nothing is created): ``out`` that exists and is not a folder, or lies below a
-    file; existing report files unless ``force=True``; a folder that cannot be written (the
-    nearest existing folder is checked with :func:`os.access`).
+    file; ``out`` (or a folder above it) that is a symbolic link to nothing; any existing
+    report file of :data:`REPORT_FILES` unless ``force=True`` (also the figures a report
+    without figures would not write: with ``force=True`` they are removed); a report file
+    name that is a folder; a folder that cannot be written (the nearest existing folder is
+    checked with :func:`os.access`).  ``figure`` is kept for compatibility: every report
+    file is checked.
 
     Returns
     -------
@@ -435,15 +466,25 @@ def check_out(out, *, force: bool = False, figure: bool = True) -> Path:
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise NotADirectoryError(f"out (command line: --out): {out} exists and is not a folder")
-    names = REPORT_FILES if figure else REPORT_FILES[:2]
-    existing = [str(out / name) for name in names if (out / name).exists()]
+    # every report file counts, also one this run would not write (the figures of an earlier
+    # in-memory report under an out-of-core one): a folder never mixes two reports (N10)
+    existing = [str(out / name) for name in REPORT_FILES if os.path.lexists(out / name)]
     if existing and not force:
         raise FileExistsError(
             f"out (command line: --out): {', '.join(existing)}"
             f" {_plural(existing, 'exists', 'exist')}; pass force=True (command line: --force)"
             f" to overwrite {_plural(existing, 'it', 'them')}")
+    folders = [str(out / name) for name in REPORT_FILES
+               if (out / name).is_dir() and not (out / name).is_symlink()]
+    if folders:
+        raise IsADirectoryError(f"out (command line: --out): {folders[0]} is a folder, where"
+                                " the report writes a file; move it away")
     folder = out
     while not folder.exists() and folder != folder.parent:
+        if folder.is_symlink():     # a dangling link: mkdir would fail after the computation
+            raise FileNotFoundError(f"out (command line: --out): {folder} is a symbolic link to"
+                                    f" {os.readlink(folder)}, which does not exist; create its"
+                                    " target or remove the link")
         folder = folder.parent
     if not folder.is_dir():
         raise NotADirectoryError(f"out (command line: --out): {folder} is a file, so {out}"
@@ -462,6 +503,189 @@ def _sha256(path) -> str:
     return digest.hexdigest()
 
 
+_OUT_NAME = "out (command line: --out)"
+
+
+def _publish(out: Path, makers: dict, force: bool) -> list[Path]:
+    """Write ``makers`` (file name -> function writing that file) into a temporary folder next
+    to ``out``, then move them in place under a lock on ``out``; report files of an earlier
+    run that this run does not write are removed.  All or nothing: on a failure ``out`` keeps
+    its earlier files and the error names the file."""
+    import shutil
+    import tempfile
+
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise type(exc)(f"{_OUT_NAME}: cannot create the folder {out.parent}"
+                        f" ({exc.strerror or exc}); nothing was written") from None
+    home = out.resolve() if out.is_dir() else out    # a linked folder: beside its target
+    try:
+        tmp = Path(tempfile.mkdtemp(prefix=f".{home.name}.calnotes-", dir=home.parent))
+        if out.is_dir() and os.stat(tmp).st_dev != os.stat(out).st_dev:
+            shutil.rmtree(tmp, ignore_errors=True)       # out is a mount point: moves would
+            raise PermissionError("another file system")  # copy, so write inside it
+    except OSError as exc:
+        if not out.is_dir():
+            raise type(exc)(f"{_OUT_NAME}: cannot write in {out.parent}"
+                            f" ({exc.strerror or exc}); nothing was written") from None
+        tmp = Path(tempfile.mkdtemp(prefix=".calnotes-", dir=out))  # the parent is read-only
+    name = None
+    try:
+        for name, make in makers.items():
+            make(tmp / name)
+    except Exception as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        kind = type(exc) if isinstance(exc, OSError) else RuntimeError
+        raise kind(f"{_OUT_NAME}: could not write {out / name} ({exc}); nothing in {out} was"
+                   " changed") from exc
+    mask = os.umask(0)
+    os.umask(mask)
+    if not out.exists():
+        os.chmod(tmp, 0o777 & ~mask)             # mkdtemp's folder is private (0700)
+        try:
+            os.rename(tmp, out)                  # the whole folder appears at once
+            return [out / name for name in makers]
+        except OSError:
+            os.chmod(tmp, 0o700)
+            try:                                 # another run made it meanwhile
+                out.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                shutil.rmtree(tmp, ignore_errors=True)
+                raise type(exc)(f"{_OUT_NAME}: cannot create the folder {out}"
+                                f" ({exc.strerror or exc}); nothing was written") from None
+    with _locked(out):
+        existing = [str(out / n) for n in REPORT_FILES if os.path.lexists(out / n)]
+        if existing and not force:               # written by another run since check_out
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise FileExistsError(f"{_OUT_NAME}: {', '.join(existing)} appeared during the"
+                                  " run (another run writing there?); pass force=True (command"
+                                  " line: --force) to overwrite; nothing was written")
+        earlier = tmp / ".earlier"
+        moved, placed, name = [], [], None
+        try:
+            earlier.mkdir()
+            for name in REPORT_FILES:            # the earlier report, set aside as a whole
+                if os.path.lexists(out / name):
+                    os.replace(out / name, earlier / name)
+                    moved.append(name)
+            for name in makers:
+                os.replace(tmp / name, out / name)
+                placed.append(name)
+        except OSError as exc:
+            stuck, lost = [], []
+            for done in placed:                  # roll back: the new files out again ...
+                try:
+                    os.replace(out / done, tmp / done)
+                except OSError:
+                    stuck.append(done)
+            for done in moved:                   # ... and the earlier ones in again
+                try:
+                    os.replace(earlier / done, out / done)
+                except OSError:
+                    lost.append(done)
+            kept = (f"the earlier report files in {out} are kept unchanged"
+                    if not (stuck or lost) else
+                    f"{out} could not be restored in full (new there: {stuck or 'none'};"
+                    f" earlier files not put back, now in {earlier}: {lost or 'none'})")
+            raise type(exc)(f"{_OUT_NAME}: cannot replace {out / name}"
+                            f" ({exc.strerror or exc}); {kept}; the new report files are in"
+                            f" {tmp}") from None
+        shutil.rmtree(tmp, ignore_errors=True)   # with the earlier report's files
+    return [out / name for name in makers]
+
+
+class _locked:
+    """An exclusive lock on folder ``path`` (``flock`` on POSIX; none elsewhere), held while
+    report files are moved in place, so that concurrent writers never mix their files."""
+
+    def __init__(self, path: Path):
+        self.path, self.fd = path, None
+
+    def __enter__(self):
+        try:
+            import fcntl
+            self.fd = os.open(self.path, os.O_RDONLY)
+            fcntl.flock(self.fd, fcntl.LOCK_EX)
+        except (ImportError, OSError):
+            if self.fd is not None:
+                os.close(self.fd)
+            self.fd = None
+        return self
+
+    def __exit__(self, *exc):
+        if self.fd is not None:
+            os.close(self.fd)                    # releases the lock
+        return False
+
+
+class _Snapshot:
+    """SHA-256 of an input file taken when it is loaded (N7): hashed just before loading,
+    with the file kept open; :meth:`verified` after loading checks that neither the open file
+    nor the path changed meanwhile, so the hash is that of the bytes that were loaded.  A file
+    removed after loading keeps its hash (nothing is read again)."""
+
+    def __init__(self, path, what: str):
+        self.path, self.what, self.sha256, self.fd, self.stat = Path(path), what, None, None, None
+        try:
+            if self.path.is_dir():
+                return
+            self.fd = os.open(self.path, os.O_RDONLY)
+            self.stat = os.fstat(self.fd)
+            digest = hashlib.sha256()
+            while block := os.read(self.fd, 1 << 20):
+                digest.update(block)
+            self.sha256 = digest.hexdigest()
+        except OSError:
+            self.close()                         # the loader reports a missing file itself
+
+    @staticmethod
+    def _key(st):
+        return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+    def verified(self) -> str | None:
+        """The hash, after checking that the file did not change since it was hashed."""
+        if self.fd is None:
+            return None
+        try:
+            changed = self._key(os.fstat(self.fd)) != self._key(self.stat)
+            try:
+                changed = changed or self._key(os.stat(self.path)) != self._key(self.stat)
+            except FileNotFoundError:
+                pass                             # removed after it was read: hash kept
+        finally:
+            self.close()
+        if changed:
+            raise ValueError(f"{self.what}: {self.path} changed while it was being read"
+                             " (replaced or rewritten during the run), so the numbers and"
+                             " its hash may describe different files; run again once the file"
+                             " is complete")
+        return self.sha256
+
+    def close(self):
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+    __del__ = close                              # an input refused before it was loaded
+
+
+def _snapshots(predictions, labels) -> list:
+    """``[predictions, labels]`` snapshots of the input files (``None`` for arrays)."""
+    return [_Snapshot(value, what) if isinstance(value, (str, os.PathLike)) else None
+            for value, what in ((predictions, "predictions"), (labels, "labels"))]
+
+
+def _verified(snaps) -> list:
+    """The snapshots' hashes (``None`` for arrays and folders), checked; all closed."""
+    try:
+        return [None if snap is None else snap.verified() for snap in snaps]
+    finally:
+        for snap in snaps:
+            if snap is not None:
+                snap.close()
+
+
 def _as_predictions(predictions, labels, kind, allow_pickle, split, options) -> Predictions:
     if kind not in (None, "probs", "logits"):
         raise ValueError(f"kind: expected 'probs' or 'logits', got {kind!r}")
@@ -475,19 +699,42 @@ def _as_predictions(predictions, labels, kind, allow_pickle, split, options) -> 
     if isinstance(predictions, (str, os.PathLike)):
         return load_predictions(predictions, labels=labels, kind=kind,
                                 allow_pickle=allow_pickle, split=split, **options)
-    if isinstance(predictions, (np.ndarray, list, tuple)):
+    if _is_frame(predictions):         # a pandas DataFrame: its columns read like a CSV's
+        text_only = [name for name in options if name in ("delimiter", "header")]
+        if text_only:
+            raise ValueError(f"{text_only[0]}: describes a text file; it does not apply to a"
+                             " DataFrame")
+        return Predictions.from_frame(predictions, labels=labels, kind=kind or "probs",
+                                      **options)
+    if isinstance(predictions, (np.ndarray, list, tuple)) or hasattr(predictions, "__array__"):
         if labels is None:
             raise ValueError("labels: required when predictions is an array")
         file_only = [name for name in options if name in _FILE_ONLY]
         if file_only:
             raise ValueError(f"{file_only[0]}: describes a predictions file; it does not apply"
                              " to arrays")
+        if isinstance(labels, (str, os.PathLike)):       # a labels file with an array
+            from .data.loaders import _load_labels
+            labels = _load_labels(Path(labels), options.get("classes"))
+        try:                       # torch/jax/xarray objects, pandas Series: their __array__
+            predictions = np.asarray(predictions)
+        except (TypeError, ValueError, RuntimeError) as exc:
+            raise TypeError(f"predictions: could not convert {type(predictions).__name__} to a"
+                            f" NumPy array ({exc}); pass numpy.asarray(...) of it (a GPU"
+                            " tensor: .cpu().numpy())") from None
         if kind == "logits":
             return Predictions.from_arrays(labels, logits=predictions, **options)
         return Predictions.from_arrays(labels, predictions, **options)
     text = repr(predictions)
     raise TypeError("predictions: expected a file path, Predictions or an (n, k) array, got"
-                    f" {type(predictions).__name__} {text[:60]}")
+                    f" {type(predictions).__name__} {text[:60]} (a pandas DataFrame or any"
+                    " object with __array__ is read too)")
+
+
+def _is_frame(value) -> bool:
+    """A pandas DataFrame, recognised without importing pandas."""
+    return (type(value).__name__ == "DataFrame" and type(value).__module__.startswith("pandas")
+            and hasattr(value, "columns") and hasattr(value, "iloc"))
 
 
 _BINS_NAME = "n_bins (command line: --bins)"
@@ -564,12 +811,13 @@ def _scores(pred: Predictions, y, P, notes: list) -> dict:
         scores["brier_binary"] = float(np.mean((P[:, 1] - y) ** 2))
     scores["spherical"] = float(losses["spherical"].mean())
     scores["zero_one"] = float(losses["zero_one"].mean())
-    if logits is not None:
+    if logits is not None and math.isfinite(scores["log"]):
         notes.append("log loss computed from the logits (log-sum-exp), which stays finite"
                      " where softmax underflows to probability 0")
     if not math.isfinite(scores["log"]):
         i = int(np.flatnonzero(~np.isfinite(per_sample))[0])
-        why = ("has logit -inf (a masked class) for its label" if logits is not None
+        why = ("has logit -inf (a masked class) for its label, so even the log loss computed"
+               " from the logits is infinite" if logits is not None
                and logits[i, y[i]] == -np.inf else "gives probability 0 to its label")
         notes.append(f"log loss is infinite: sample {i} {why} (written as null in JSON,"
                      " empty in CSV)")
@@ -592,11 +840,14 @@ def evaluate(predictions, *, labels=None, kind: str | None = None, n_bins=None,
     Parameters
     ----------
     predictions : str, path-like, :class:`calnotes.data.Predictions` or array_like
-        A predictions file (see :func:`calnotes.data.load_predictions`), loaded predictions, or
-        a probability (or, with ``kind="logits"``, logit) matrix of shape ``(n, k)``.
+        A predictions file (see :func:`calnotes.data.load_predictions`), loaded predictions, a
+        pandas DataFrame (its columns read as a CSV's:
+        :meth:`calnotes.data.Predictions.from_frame`), or a probability (or, with ``kind="logits"``, logit) matrix of shape ``(n, k)``: any
+        array-like, also an object with ``__array__`` (a CPU torch tensor, a jax array).
     labels : path-like or array_like, optional
-        The labels that go with a ``.npy`` predictions file (a file or an array), or the label
-        array when ``predictions`` is an array.
+        The labels that go with a ``.npy`` predictions file (a file or an array), or the labels
+        when ``predictions`` is an array or a DataFrame without a label column (an array, or
+        a labels file: ``.npy`` or text).
     kind : {"probs", "logits"}, optional
         What a ``.npy``/CSV file or an array holds (default ``"probs"``).
     n_bins : int or sequence of int, optional
@@ -609,9 +860,11 @@ def evaluate(predictions, *, labels=None, kind: str | None = None, n_bins=None,
     out : path-like, optional
         Folder for ``report.json``, ``report.csv``, ``reliability.png`` and ``sharpness.png``
         (the calibration-sharpness diagram of the reassessing paper); checked by
-        :func:`check_out` before anything is loaded or computed.
+        :func:`check_out` before anything is loaded or computed, and written whole or not at
+        all (:meth:`EvaluationReport.write`).
     force : bool, default False
-        Overwrite existing report files in ``out``.
+        Replace the report files of an earlier run in ``out`` (those this run does not write
+        are removed).
     allow_pickle : bool, default False
         Allow a NN_calibration pickle file (only for files you trust).
     split : {"test", "val"}
@@ -657,7 +910,10 @@ force_logits
         Monte Carlo replications of the null for rows without an exact law (command line:
         ``--draws``; at least 19); the p-value's resolution is ``1 / (draws + 1)``.
     bootstrap : int, default 200
-        Bootstrap resamples for the intervals (command line: ``--bootstrap``; 0: none).
+        Bootstrap resamples for the intervals (command line: ``--bootstrap``; 0: none;
+        otherwise at least ``calnotes.significance.MIN_BOOTSTRAP`` = 19).  The interval is of
+        ``E[value]``, the mean of the measure over test sets of the same size from the same
+        population (bias-corrected bootstrap; coverage in :mod:`calnotes.coverage`).
         Class-wise rows get them only when ``n k B`` is at most
         ``calnotes._evalrows.CLASSWISE_BOOTSTRAP_BUDGET`` (a note says when not).
     progress : bool, optional
@@ -734,17 +990,25 @@ force_logits
     options = {name: value for name, value in given.items()
                if value is not _LOADER_DEFAULTS[name]
                and not (isinstance(value, bool) and value == _LOADER_DEFAULTS[name])}
+    ooc_snaps = (_snapshots(predictions, labels) if out_of_core is True
+                 and isinstance(predictions, (str, os.PathLike)) else None)
     chunked = _out_of_core_input(predictions, labels, out_of_core, kind, options)
     if chunked is not None:
         return _evaluate_out_of_core(*chunked, requested=requested, ties=ties,
                                      references=references, out=out, force=force,
                                      skipped={"significance": significance,
-                                              "smooth_ece": smooth_ece, "utility": utility})
+                                              "smooth_ece": smooth_ece, "utility": utility},
+                                     snaps=ooc_snaps)
     if out_of_core is False and _scale.is_dask_array(predictions):
         predictions = np.asarray(predictions.compute())
         if _scale.is_dask_array(labels):
             labels = np.asarray(labels.compute())
-    pred = _as_predictions(predictions, labels, kind, allow_pickle, split, options)
+    snaps = _snapshots(predictions, labels) if isinstance(predictions, (str, os.PathLike)) \
+        else [None, None]
+    try:                                         # hashed at load time: the bytes loaded (N7)
+        pred = _as_predictions(predictions, labels, kind, allow_pickle, split, options)
+    finally:
+        hashes = _verified(snaps)
     y, P = pred.labels, pred.probs
     n, k = P.shape
     bins, notes = _bin_plan(requested, n)
@@ -780,15 +1044,12 @@ force_logits
         notes.append("references marked folded-normal are normal approximations: the exact"
                      f" Poisson-binomial sums would take more than {EXACT_L1_BUDGET:.0e}"
                      " operations (calnotes.evaluation.EXACT_L1_BUDGET)")
-    is_file = isinstance(predictions, (str, os.PathLike))
     report = EvaluationReport(
         source=pred.source, n_samples=n, n_classes=k, accuracy=float(correct.mean()),
         mean_confidence=float(conf.mean()), scores=scores, rows=rows, notes=notes,
-        calnotes_version=__version__,
-        input_sha256=_sha256(predictions) if is_file else None,
-        labels_sha256=(_sha256(labels) if is_file and isinstance(labels, (str, os.PathLike))
-                       else None),
-        utility=utility_part, label_mapping=pred.label_mapping)
+        calnotes_version=__version__, input_sha256=hashes[0], labels_sha256=hashes[1],
+        utility=utility_part, label_mapping=pred.label_mapping,
+        class_columns=(None if pred.class_columns is None else list(pred.class_columns)))
     m_fig = min(bins[0], n)
     report._figure = lambda: _reliability_figure(y, P, m_fig, pred.source)
     report._sharpness_figure = lambda: _sharpness_figure(y, P, pred.source)
@@ -852,15 +1113,21 @@ def _out_of_core_input(predictions, labels, out_of_core, kind, options):
                     f" shards or an array, got {type(predictions).__name__}")
 
 
-def _evaluate_out_of_core(P, y, source, *, requested, ties, references, out, force, skipped):
-    """The report of :func:`evaluate` computed out of core (:mod:`calnotes.scale`)."""
+def _evaluate_out_of_core(P, y, source, *, requested, ties, references, out, force, skipped,
+                          snaps=None):
+    """The report of :func:`evaluate` computed out of core (:mod:`calnotes.scale`); ``snaps``
+    (:func:`_snapshots` of a ``.npy`` file and its labels file, taken before opening them) are
+    checked after the computation, which is when out of core has read the files."""
     from . import __version__
 
-    n = _scale.n_rows(P)
-    if n == 0:
-        raise ValueError("predictions: empty input (0 rows)")
-    bins, notes = _bin_plan(requested, n)
-    part = _scale.evaluate_dask(P, y, bins=bins, ties=ties, references=references)
+    try:
+        n = _scale.n_rows(P)
+        if n == 0:
+            raise ValueError("predictions: empty input (0 rows)")
+        bins, notes = _bin_plan(requested, n)
+        part = _scale.evaluate_dask(P, y, bins=bins, ties=ties, references=references)
+    finally:
+        hashes = _verified(snaps or [None, None])
     notes = ["computed out of core with Dask (calnotes.scale): equal-mass rows exact (eq. (1)),"
              " l1 references folded-normal"] + notes + part["notes"]
     for what, on in skipped.items():
@@ -875,7 +1142,8 @@ def _evaluate_out_of_core(P, y, source, *, requested, ties, references, out, for
     report = EvaluationReport(
         source=source, n_samples=n, n_classes=part["k"], accuracy=part["accuracy"],
         mean_confidence=part["mean_confidence"], scores=part["scores"], rows=part["rows"],
-        notes=notes, calnotes_version=__version__)
+        notes=notes, calnotes_version=__version__, input_sha256=hashes[0],
+        labels_sha256=hashes[1])
     report._plottable = False
     notes.append("figures are not drawn out of core (they need the predictions in memory)")
     return _written(report, out, force)
@@ -907,6 +1175,11 @@ def _check_significance_options(significance, draws, bootstrap) -> None:
         if (isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral)
                 or value < low):
             raise ValueError(f"{name}: expected an integer >= {low}, got {value!r}")
+    if 0 < bootstrap < MIN_BOOTSTRAP:
+        raise ValueError(f"{_BOOT_NAME}: expected 0 (no intervals) or at least {MIN_BOOTSTRAP}"
+                         f" resamples, got {bootstrap}: a 90% interval's ends are the 5% and"
+                         f" 95% quantiles of the resamples, which fewer than {MIN_BOOTSTRAP}"
+                         " cannot place (calnotes.significance.MIN_BOOTSTRAP)")
 
 
 def _significance_rng(rng) -> np.random.Generator:

@@ -147,13 +147,18 @@ def _as_number(answer):
             return None
         try:
             value = complex(answer.evalf())
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             return None
-        return value.real if abs(value.imag) < 1e-300 else None
+        if not (math.isfinite(value.real) and abs(value.imag) < 1e-300):
+            return None                 # complex, or beyond float (10**400, N-L19)
+        return value.real
     if isinstance(answer, np.ndarray) and answer.size == 1:
         answer = answer.item()
     if isinstance(answer, (numbers.Real, Fraction)):
-        value = float(answer)
+        try:
+            value = float(answer)
+        except OverflowError:           # 10**400: a number, but beyond float (N-L19)
+            return None
         return value if math.isfinite(value) else None
     return None
 
@@ -179,9 +184,21 @@ def _number(name, give, expected, hint, *, rtol=RTOL, atol=0.0, mistakes=()):
 
 def _integer(name, give, expected, hint, *, mistakes=()):
     def judge(answer):
-        x = _as_number(answer)
-        if x is None or x != int(x):
-            return False, f"give an integer ({give})"
+        if isinstance(answer, np.ndarray) and answer.size == 1:
+            answer = answer.item()
+        if isinstance(answer, str):
+            try:
+                parsed = sp.sympify(answer)
+            except (sp.SympifyError, SyntaxError, TypeError):
+                parsed = None
+            if isinstance(parsed, sp.Integer):
+                answer = int(parsed)
+        if isinstance(answer, numbers.Integral) and not isinstance(answer, bool):
+            x = int(answer)             # exact, however large (10**400 is "not yet", N-L19)
+        else:
+            x = _as_number(answer)
+            if x is None or x != int(x):
+                return False, f"give an integer ({give})"
         if int(x) == expected():
             return True, ""
         for wrong, why in mistakes:

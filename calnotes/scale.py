@@ -40,7 +40,10 @@ Shard folders
     Files in natural name order (``part-2`` before ``part-10``): ``.npz`` files each holding
     ``labels`` and ``probs`` (as :func:`calnotes.data.save_predictions` writes), or pairs
     ``<stem>.probs.npy`` and ``<stem>.labels.npy``.  Row ``i`` of the concatenation is the
-    input position that ``ties="position"`` uses.
+    input position that ``ties="position"`` uses.  Dot-files (macOS's ``._part-0.npz``) are
+    skipped; labels may be ``(n,)`` or ``(n, 1)`` (as in memory) and must be numbers (a shard
+    of string labels is named before anything is computed).  :func:`open_npy` also reads a
+    text labels file (one label per line), as the in-memory loader does.
 
 Chapter "Evaluate your own model" (``book/practice/evaluate``), section *Beyond one machine*.
 """
@@ -106,6 +109,18 @@ def _npy_header(fh) -> tuple[tuple, np.dtype]:
     return shape, dtype
 
 
+def _is_npy(path) -> bool:
+    """Does the file start with numpy's magic string (a missing file counts as one: opening
+    it names it)?"""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(6) == b"\x93NUMPY"
+    except IsADirectoryError:
+        raise IsADirectoryError(f"labels: {path} is a directory, not a file") from None
+    except FileNotFoundError:
+        return True
+
+
 def _npz_member_header(path: Path, key: str) -> tuple[tuple, np.dtype]:
     try:
         with zipfile.ZipFile(path) as z:
@@ -124,13 +139,15 @@ def _npz_member_header(path: Path, key: str) -> tuple[tuple, np.dtype]:
         raise ValueError(f"{path}: cannot read as .npz ({exc})") from None
 
 
-def _load_npz_member(path: str, key: str) -> np.ndarray:
+def _load_npz_member(path: str, key: str, flat: bool = False) -> np.ndarray:
     with np.load(path, allow_pickle=False) as archive:
-        return np.asarray(archive[key])
+        arr = np.asarray(archive[key])
+    return arr.reshape(-1) if flat else arr        # (n, 1) labels as (n,)
 
 
-def _load_npy_rows(path: str, start: int, stop: int) -> np.ndarray:
-    return np.array(np.load(path, mmap_mode="r", allow_pickle=False)[start:stop])
+def _load_npy_rows(path: str, start: int, stop: int, flat: bool = False) -> np.ndarray:
+    arr = np.array(np.load(path, mmap_mode="r", allow_pickle=False)[start:stop])
+    return arr.reshape(-1) if flat else arr
 
 
 def open_shards(folder):
@@ -164,7 +181,10 @@ def open_shards(folder):
     folder = Path(folder)
     if not folder.is_dir():
         raise NotADirectoryError(f"predictions: {folder} is not a folder of shards")
-    files = sorted((p for p in folder.iterdir() if p.is_file()), key=_natural_key)
+    # dot-files are skipped: macOS writes an AppleDouble "._part-0.npz" next to every shard
+    # copied to a foreign disk, and editors leave ".part-0.npz.swp" files (N-L13)
+    files = sorted((p for p in folder.iterdir() if p.is_file() and not p.name.startswith(".")),
+                   key=_natural_key)
     npz = [p for p in files if p.suffix.lower() == ".npz"]
     probs_npy = [p for p in files if p.name.lower().endswith(".probs.npy")]
     if npz and probs_npy:
@@ -175,11 +195,12 @@ def open_shards(folder):
         for path in npz:
             (ps, pdt), (ys, ydt) = (_npz_member_header(path, "probs"),
                                     _npz_member_header(path, "labels"))
-            _check_shard(path, ps, ys)
+            _check_shard(path, ps, ys, ydt)
             blocks_p.append(da.from_delayed(dask.delayed(_load_npz_member)(str(path), "probs"),
                                             shape=ps, dtype=pdt))
-            blocks_y.append(da.from_delayed(dask.delayed(_load_npz_member)(str(path), "labels"),
-                                            shape=ys, dtype=ydt))
+            blocks_y.append(da.from_delayed(dask.delayed(_load_npz_member)(str(path), "labels",
+                                                                           True),
+                                            shape=ys[:1], dtype=ydt))
     elif probs_npy:
         for path in probs_npy:
             lab = path.with_name(path.name[:-len(".probs.npy")] + ".labels.npy")
@@ -194,11 +215,12 @@ def open_shards(folder):
                     except ValueError as exc:
                         raise ValueError(f"{p}: {exc}") from None
             (ps, pdt), (ys, ydt) = headers
-            _check_shard(path, ps, ys)
+            _check_shard(path, ps, ys, ydt)
             blocks_p.append(da.from_delayed(dask.delayed(_load_npy_rows)(str(path), 0, ps[0]),
                                             shape=ps, dtype=pdt))
-            blocks_y.append(da.from_delayed(dask.delayed(_load_npy_rows)(str(lab), 0, ys[0]),
-                                            shape=ys, dtype=ydt))
+            blocks_y.append(da.from_delayed(dask.delayed(_load_npy_rows)(str(lab), 0, ys[0],
+                                                                         True),
+                                            shape=ys[:1], dtype=ydt))
     else:
         raise ValueError(f"predictions: {folder} holds no shards (.npz files with 'labels' and"
                          " 'probs', or <stem>.probs.npy with <stem>.labels.npy)")
@@ -210,10 +232,23 @@ def open_shards(folder):
     return da.concatenate(blocks_p, axis=0), da.concatenate(blocks_y, axis=0)
 
 
-def _check_shard(path, ps, ys):
-    if len(ps) not in (1, 2) or len(ys) != 1 or ps[0] != ys[0]:
+def _check_shard(path, ps, ys, ydt=None):
+    """Shapes (labels ``(n,)`` or ``(n, 1)``, as in memory) and the labels' dtype of one shard,
+    checked from the headers, so that a bad shard is named before anything is computed (a
+    string shard would otherwise turn every shard's labels into strings, N-L14)."""
+    if len(ps) not in (1, 2) or not (len(ys) == 1 or (len(ys) == 2 and ys[1] == 1)) \
+            or ps[0] != ys[0]:
         raise ValueError(f"predictions: shard {path.name} has probabilities of shape {ps} and"
-                         f" labels of shape {ys}; expected (n, k) or (n,) and (n,)")
+                         f" labels of shape {ys}; expected (n, k) or (n,) and (n,) or (n, 1)")
+    _check_label_dtype(ydt, f"shard {path}")
+
+
+def _check_label_dtype(ydt, where: str) -> None:
+    """Out of core reads integer labels (integral floats and booleans too, as in memory)."""
+    if ydt is not None and ydt.kind not in "biuf":
+        raise ValueError(f"labels: {where} holds labels of dtype {ydt} (not integers); out of"
+                         " core reads integer labels 0..k-1 (class names are not mapped out"
+                         " of core: save the class indices)")
 
 
 def open_npy(path, labels, *, chunk_rows: int | None = None):
@@ -261,15 +296,22 @@ def open_npy(path, labels, *, chunk_rows: int | None = None):
             for s in starts], axis=0)
 
     P = lazy(path, shape, dtype)
-    if isinstance(labels, (str, os.PathLike)):
+    if isinstance(labels, (str, os.PathLike)) and not _is_npy(labels):
+        # a text labels file (one label per line), read as in memory: the labels are n values,
+        # small next to the n k probabilities (N-L15)
+        from .data.loaders import _load_labels
+        y = _load_labels(Path(labels))
+        _check_label_dtype(y.dtype, f"file {labels}")
+    elif isinstance(labels, (str, os.PathLike)):
         with open(labels, "rb") as fh:
             try:
                 lshape, ldtype = _npy_header(fh)
             except ValueError as exc:
                 raise ValueError(f"labels: {labels}: {exc}") from None
-        if lshape != (n,):
+        if lshape not in ((n,), (n, 1)):
             raise ValueError(f"labels: {labels} has shape {lshape}; expected ({n},) to match"
                              f" the predictions {path}")
+        _check_label_dtype(ldtype, f"file {labels}")
         y = lazy(labels, lshape, ldtype)
     else:
         y = labels
@@ -277,9 +319,31 @@ def open_npy(path, labels, *, chunk_rows: int | None = None):
 
 
 # ---------------------------------------------------------------------- chunk tasks
-def _chunk_arrays(Pc, yc, start: int, k: int):
-    """Validate one chunk (messages name global rows) and return ``(P (n_c, k), y)``."""
+def _coarse_rows(raw: np.ndarray):
+    """float16 (or coarser) ``(n_c, k)`` probabilities as the in-memory loader reads them
+    (``calnotes.data.loaders._renormalize_coarse``: rows off by more than
+    :data:`calnotes._validate.ROW_SUM_ATOL`, within the dtype's rounding, divided by their
+    sums), so that the same file gives the same report in memory and out of core (N-L25).
+    ``(P, rows divided, largest deviation)``."""
+    if raw.ndim != 2 or raw.dtype.kind != "f" \
+            or np.finfo(raw.dtype).eps <= np.finfo(np.float32).eps:
+        return raw, 0, 0.0
+    from ._validate import ROW_SUM_ATOL
+    from .data.loaders import _renormalize_coarse
+    values, note = _renormalize_coarse(raw)
+    if note is None:
+        return raw, 0, 0.0
+    dev = np.abs(np.asarray(raw, dtype=np.float64).sum(axis=1) - 1.0)
+    return values, int(np.count_nonzero(dev > ROW_SUM_ATOL)), float(dev.max())
+
+
+def _chunk_arrays(Pc, yc, start: int, k: int, info: dict | None = None):
+    """Validate one chunk (messages name global rows) and return ``(P (n_c, k), y)``;
+    ``info`` receives the rows :func:`_coarse_rows` divided by their sums."""
     try:
+        Pc, divided, dev = _coarse_rows(np.asarray(Pc))
+        if info is not None:
+            info.update(divided=divided, dev=dev)
         P = check_probabilities(np.asarray(Pc), name="predictions")
         y = check_labels(np.asarray(yc), n_classes=k, n_samples=P.shape[0], name="labels")
     except (TypeError, ValueError) as exc:
@@ -328,7 +392,8 @@ def _width_sums(xs: np.ndarray, xp: np.ndarray, m: int) -> np.ndarray:
 
 def _pass_sums(Pc, yc, start, k, aggregations, width_bins, step):
     """Pass 1 on one chunk: scores, equal-width sums, variance sums and the regular sample."""
-    P, y = _chunk_arrays(Pc, yc, start, k)
+    info = {}
+    P, y = _chunk_arrays(Pc, yc, start, k, info)
     n = P.shape[0]
     rows = np.arange(n)
     py = P[rows, y]
@@ -345,6 +410,7 @@ def _pass_sums(Pc, yc, start, k, aggregations, width_bins, step):
            "zero_one": float(np.count_nonzero(top != y))}
     if k == 2:
         out["brier_binary"] = float(((P[:, 1] - (y == 1)) ** 2).sum())
+    out["divided"], out["dev"] = info.get("divided", 0), info.get("dev", 0.0)
     probs = []
     for X, Y in _problems(P, y, aggregations):
         c = X.shape[1]
@@ -748,6 +814,14 @@ def evaluate_dask(P, y, *, bins, ties: str = "average", references: bool = True,
         scores["brier_binary"] = total("brier_binary") / n
     scores["spherical"] = total("spherical") / n
     scores["zero_one"] = total("zero_one") / n
+    divided = total("divided")
+    if divided:                                  # the in-memory loader's note, in its words
+        from ._validate import ROW_SUM_ATOL, row_sum_tolerance
+        tol = row_sum_tolerance(P.dtype, k)
+        notes.append(f"probs: {P.dtype} values, whose rounding moves a row sum by up to"
+                     f" {tol:.2g}: divided the {divided} of {n} rows off by more than"
+                     f" {ROW_SUM_ATOL:g} by their sums (largest deviation"
+                     f" {max(r['dev'] for r in first):.2g})")
     inf_rows = [r["log_inf_row"] for r in first if r["log_inf_row"] >= 0]
     if inf_rows:
         notes.append(f"log loss is infinite: sample {inf_rows[0]} gives probability 0 to its"

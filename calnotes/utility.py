@@ -73,6 +73,12 @@ _KINDS = ("linear", "rank", "decision", "similarity")
 #: The DCG discount exponents of App. C.4.
 DCG_GAMMAS = (0.5, 0.75, 1.0, 1.25, 1.5, 2.0)
 
+#: Relative tolerance under which :meth:`UCResult.worst` treats two errors as tied (lower index
+#: first): above the rounding of the errors' cumulative sums (at worst ``n`` machine epsilons,
+#: ``2e-10`` at ``n = 10^6``; typically ``sqrt(n)`` of them) and far below any difference a
+#: sample of that size can resolve (its standard error is about ``1 / sqrt(n)``).
+WORST_TIE_RTOL = 1e-9
+
 #: Utilities processed together in :func:`utility_calibration` (bounds the ``(M, n)`` arrays).
 _CHUNK = 64
 
@@ -601,8 +607,24 @@ class UCResult:
         return float(self.values.max())
 
     def worst(self, k: int = 5) -> list[dict]:
-        """The ``k`` utilities with the largest errors, largest first."""
-        order = np.argsort(-self.values, kind="stable")[:k]
+        """The ``k`` utilities with the largest errors, largest first.
+
+        Errors within :data:`WORST_TIE_RTOL` of the largest remaining one (relative to the
+        largest error) count as tied, and the tie goes to the lower index (the lower class):
+        for a binary model ``U_CWE``'s two errors are equal in exact arithmetic and differ by
+        rounding alone (``1e-14``), which the row order used to decide (N-L12).  The values
+        are not changed."""
+        vals = np.asarray(self.values, dtype=np.float64)
+        finite = vals[np.isfinite(vals)]
+        tol = WORST_TIE_RTOL * (float(np.abs(finite).max()) if finite.size else 0.0)
+        remaining = np.ones(vals.size, dtype=bool)
+        order = []
+        for _ in range(min(int(k), vals.size)):
+            left = np.flatnonzero(remaining)
+            best = np.nanmax(vals[left]) if np.isfinite(vals[left]).any() else np.nan
+            tied = left[vals[left] >= best - tol] if np.isfinite(best) else left[:1]
+            order.append(int(tied[0]))
+            remaining[tied[0]] = False
         return [{"utility": self.names[i] if self.names else int(i),
                  "uc": float(self.values[i]), "lower": float(self.lower[i]),
                  "upper": float(self.upper[i]), "sign": int(self.sign[i]),

@@ -202,9 +202,9 @@ def test_cli_evaluate_refuses_pickle_without_opt_in(tmp_path, capsys):
 
 @pytest.mark.parametrize("argv, message", [
     (["evaluate", "missing.npz"], "missing.npz: no such file"),
-    (["evaluate", "{npz}", "--bins", "0"], "n_bins (command line: --bins): bin count 0 is not"
+    (["evaluate", "{npz}", "--bins", "0"], "error: --bins: bin count 0 is not"      # L15
                                              " a positive integer"),
-    (["evaluate", "{npz}", "--bins", "-3"], "--bins): bin count -3 is not a positive integer"),
+    (["evaluate", "{npz}", "--bins", "-3"], "--bins: bin count -3 is not a positive integer"),
 ])
 def test_cli_evaluate_errors(npz_file, argv, message, capsys):
     path = npz_file[0]
@@ -435,4 +435,4 @@ def test_utility_bad_options_are_named(option, value, error, message, tmp_path):
 
 def test_cli_utility_bad_samples(npz_file, capsys):
     assert cli.main(["evaluate", str(npz_file[0]), "--utility-samples", "0"]) == 2
-    assert "--utility-samples): expected an integer >= 1, got 0" in capsys.readouterr().err
+    assert "error: --utility-samples: expected an integer >= 1, got 0" in capsys.readouterr().err

@@ -43,16 +43,24 @@ def _rows(labels, P):
 # ------------------------------------------------------------------ string labels, sorted order
 
 def test_string_labels_that_are_not_column_names_are_mapped_in_sorted_order(tmp_path):
+    # Issue 21 (N4): sorted order is kept for two classes (scikit-learn's classes_); with more
+    # than two classes the guess is refused unless classes= is given
     y, P = _three_class()
-    names = np.array(["zebra", "ant", "moth"])          # sorted: ant, moth, zebra
-    text = names[y]
-    path = _csv(tmp_path / "sk.csv", ["label", "p0", "p1", "p2"], _rows(text, P))
+    yb, Pb = y % 2, np.column_stack([P[:, 0] + P[:, 2], P[:, 1]])
+    text = np.array(["zebra", "ant"])[yb]               # sorted: ant, zebra
+    path = _csv(tmp_path / "sk2.csv", ["label", "p0", "p1"], _rows(text, Pb))
     pred = load_predictions(path)
-    order = {"ant": 0, "moth": 1, "zebra": 2}
+    order = {"ant": 0, "zebra": 1}
     assert pred.labels.tolist() == [order[t] for t in text]
     assert pred.label_mapping == order
     note = next(n for n in pred.notes if "sorted order" in n)
-    assert "classes_" in note and "'ant' -> 0" in note and "--classes" in note
+    assert "classes_" in note and "'ant' -> column 'p0'" in note and "--classes" in note
+    names = np.array(["zebra", "ant", "moth"])
+    path = _csv(tmp_path / "sk.csv", ["label", "p0", "p1", "p2"], _rows(names[y], P))
+    with pytest.raises(ValueError, match="does not guess.*classes=.*--classes"):
+        load_predictions(path)
+    pred = load_predictions(path, classes=["ant", "moth", "zebra"])
+    assert pred.label_mapping == {"ant": 0, "moth": 1, "zebra": 2}
 
 
 def test_string_labels_follow_prefixed_column_names_not_sorted_order(tmp_path):
@@ -180,13 +188,13 @@ def test_label_mapping_is_printed_and_saved(tmp_path, capsys):
                 [[i] + r for i, r in enumerate(_rows(text, P))])     # with a pandas index
     out = tmp_path / "out"
     assert cli.main(["evaluate", str(path), "--bins", "5", "--no-utility",
-                     "--no-significance", "--out", str(out)]) == 0
+                     "--no-significance", "--out", str(out), "--classes", "ant,moth,zebra"]) == 0
     printed = capsys.readouterr().out
     header = printed.splitlines()[1]
     assert header == "labels -> classes: 'ant' -> 0, 'moth' -> 1, 'zebra' -> 2"
     data = json.loads((out / "report.json").read_text())
     assert data["label_mapping"] == {"ant": 0, "moth": 1, "zebra": 2}
-    assert any("sorted order" in n for n in data["notes"])
+    assert any("through classes" in n for n in data["notes"])
     rows = list(csv.DictReader(io.StringIO((out / "report.csv").read_text())))
     mapped = {r["aggregation"]: int(r["value"]) for r in rows
               if r["quantity"] == "label_mapping"}

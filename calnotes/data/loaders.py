@@ -3,7 +3,9 @@
 Formats
 -------
 ``.npz``
-    Arrays ``labels`` (shape ``(n,)``; ``(n, 1)`` is squeezed) and exactly one of ``probs``
+    Arrays ``labels`` (also read as ``y_true``, ``label_ids``, ...) (shape ``(n,)``; ``(n, 1)``
+    is squeezed) and exactly one of ``probs`` (also ``y_prob``; Hugging Face's
+    ``predictions`` as probabilities when they are, else with ``kind``)
     (``(n, k)`` rows summing to one, or ``(n,)`` / ``(n, 1)`` binary ``P(y = 1)``) or ``logits``
     (``(n, k)`` real; ``(n,)`` / ``(n, 1)`` is one binary logit, read as ``[0, z]``, i.e. a
     sigmoid).  Written by :func:`save_predictions`.
@@ -14,20 +16,34 @@ CSV (``.csv``, ``.tsv``, ``.txt``, and any of them gzipped as ``.gz``)
     UTF-8 text (a byte-order mark, as Excel writes, is fine; UTF-16 with a byte-order mark is
     decoded too; other encodings are refused with the file named); gzip is recognised by its
     content, whatever the file's name.  Lines starting with ``#``
-    before the header are skipped.  The separator is ``,``, ``;`` or a tab, taken from the
-    header line unless ``delimiter`` is given.  **Decimal commas** (``0,4``, as European
-    locales write them with ``;`` separators) are read as decimal points, with a note.  A
-    ``#`` line inside the data is an error that names its line.
+    before the header and after the data are skipped.  The separator is ``,``, ``;``, a tab or
+    ``|``, taken from the header line (or from Excel's ``sep=;`` first line) unless
+    ``delimiter`` is given.  **Decimal commas** (``0,4``, as European
+    locales write them with ``;`` separators) are read as decimal points, and **percent
+    signs** (``75%``, Excel's ``75,0 %``: every cell of the column) as percentages divided by
+    100, with a note.  Columns without a name whose every cell is empty (trailing separators)
+    are dropped.  A ``#`` line inside the data is an error that names its line; a first line of
+    numbers (no header) is refused with the ``header=False`` hint.
     A header row names the columns (``header=False`` numbers them ``0, 1, ...``).  The label
     column is ``label_column`` or the one column named ``label``, ``labels``, ``y``,
     ``y_true``, ``target`` or ``class`` (any case); or the labels come from a separate file or
     array (``labels=``).  The class columns are ``prob_columns`` (in class order) or else every
-    other column except: a pandas index column (header empty or ``Unnamed: 0``), columns named
+    other column except: a pandas index column (the first column with an empty header,
+    ``Unnamed: N`` anywhere, pyarrow's ``__index_level_N__``), a column numbering the rows
+    (``0..n-1`` for ``n >= 3``, ``1..n`` for ``n >= 2``: a named index), columns named
     like identifiers (``id``, ``index``, ``image``, ``file``, ``filename``, ``path``, ``name``,
     ``sample``, ``sample_id``, ...; :data:`ID_COLUMNS`) and ``ignore_columns``; each skipped
-    column is named in :attr:`Predictions.notes`.  A single class column is ``P(y = 1)`` of a
+    column is named in :attr:`Predictions.notes`, and the columns read are kept as
+    :attr:`Predictions.class_columns`.  A class column of whole numbers among columns that
+    are not (a ``pred`` column of predicted classes) is refused naming it, never hinted as
+    logits.  A single class column is ``P(y = 1)`` of a
     binary problem (or its logit with ``kind="logits"``).  Every error names the file line
     (the header is line 1) and the column.
+Parquet (``.parquet``) and Feather (``.feather``, Arrow IPC)
+    Read through pyarrow (or pandas) when installed -- neither is a dependency, and they are
+    imported only for such a file -- and then exactly as a CSV with its header (the label and
+    class columns, skipped columns, string labels).  A pandas DataFrame is read the same way
+    (:meth:`Predictions.from_frame`, and :func:`calnotes.evaluate`).
 pickle
     The format of the NN_calibration logit files (Kull et al.'s and Guo et al.'s
     experiments): ``((logits_val, labels_val), (logits_test, labels_test))``.  Unpickling a
@@ -38,27 +54,36 @@ Labels
     Integers ``0..k-1``.  Strings are mapped to classes through ``classes`` (the class names
     in column order; ``--classes``), or, in a CSV, through the class columns' names when every
     label is one of them (``cat`` names the column ``cat``, ``prob_cat`` or ``cat_prob``), and
-    otherwise in sorted order -- scikit-learn's ``classes_``, the column order of
-    ``predict_proba`` -- when there are exactly ``k`` distinct labels (with a single ``P(y = 1)``
-    column: the column is the second label's, or the one it is named after).  Fewer or more
+    otherwise, for two classes only, in sorted order -- scikit-learn's ``classes_``, the column
+    order of ``predict_proba`` -- (with a single ``P(y = 1)`` column: the column is the second
+    label's, or the one it is named after).  With more than two classes, labels that are not
+    the columns' names are refused rather than guessed: a sorted-order guess gives wrong
+    numbers silently whenever the columns are in another order.  Fewer or more
     distinct labels than columns, or labels of which only some are column names, are refused
-    (pass ``classes``).  In a CSV whose class columns are numbered in their names (``p1..pk``,
+    (pass ``classes``).  A missing label (``NA``, an empty cell) is refused naming its line.
+    In a CSV whose class columns are numbered in their names (``p1..pk``,
     ``prob_1..prob_k``, ``class_1..class_k``, ``1..k``), numeric labels are those numbers: label
     ``j`` is the column named ``j``; labels that fit neither those numbers nor the column
     positions ``0..k-1`` are refused.  ``True``/``False`` are 1/0 in a binary problem.
     ``classes`` also maps numbers by their text, so ``classes=["1", "2", "3"]`` reads 1-based
     labels.  Every mapping is noted and kept as :attr:`Predictions.label_mapping` (the
     evaluation report prints and saves it).  Labels that never use 0 but use 1 get a note
-    (1-based?); labels out of range by exactly that get a hint.  A separate labels file is
+    (1-based?); labels out of range by exactly that get a hint, and so do -1/+1 (SVM) and -100
+    (Hugging Face's ignored tokens).  A separate labels file is
     ``.npy`` or text with one label per line (an optional header line ``label``), or a CSV with
     a label column.
 
 Checks (see :mod:`calnotes._validate`)
     Probabilities must lie in ``[0, 1]`` with rows summing to one; a failure says whether the
     numbers look rounded (``renormalize=True``; the message names the row furthest from one),
-    like percentages, or like logits.  Logits
-    (``kind="logits"``) that already lie on the simplex are refused unless
-    ``force_logits=True``; ``-inf`` logits (masked classes) are allowed.  A matrix whose
+    like percentages, or like logits (never for whole numbers, nor for values off ``[0, 1]``
+    by less than 0.02, which ``renormalize`` clips).  Logits
+    (``kind="logits"``) that look like probabilities -- a matrix on the simplex, rounded
+    probabilities, percentages, or one column (``(n,)``, ``(n, 1)``, a single CSV column) all
+    in ``[0, 1]`` -- are refused unless ``force_logits=True`` (which applies to logits only);
+    ``-inf`` logits (masked classes) are allowed.  float16 probabilities, whose rounding moves
+    a row sum by up to ``k`` times float16's epsilon, are divided by their row sums (a note).
+    A single column of ones (a one-class softmax) is refused.  A matrix whose
     shape is the transpose of the labels' length is diagnosed as such.
 
 Every other file is read with ``allow_pickle=False``.  The file's content decides the format
@@ -128,6 +153,11 @@ class Predictions:
         index}``, when they were not already indices ``0..k-1`` (names, ``True``/``False``,
         numbers ``1..k`` named by the columns); ``None`` otherwise.  Reported by
         :func:`calnotes.evaluate` (``EvaluationReport.label_mapping``).
+    class_columns : tuple of str or None
+        The names of the columns read as classes, in class order (a CSV's header, a
+        DataFrame's or a Parquet/Feather file's columns; one name for a binary ``P(y = 1)``
+        column); ``None`` for arrays, whose classes are the columns in order.  Reported by
+        :func:`calnotes.evaluate` (``EvaluationReport.class_columns``).
     """
 
     labels: np.ndarray
@@ -136,6 +166,7 @@ class Predictions:
     source: str = "arrays"
     notes: tuple = ()
     label_mapping: dict | None = None
+    class_columns: tuple | None = None
 
     @property
     def n_samples(self) -> int:
@@ -165,15 +196,17 @@ class Predictions:
             Divide rows summing to one within a tolerance (``True``: 0.02), or percentages, by
             their sums (:func:`calnotes._validate.renormalize_rows`), with a note.
         force_logits : bool, default False
-            Accept ``logits`` that lie on the simplex (refused by default: they are almost
-            surely probabilities).
+            Accept ``logits`` that look like probabilities (on the simplex, rounded, in
+            percent, or one column all in ``[0, 1]``: refused by default, since they almost
+            surely are probabilities).  With ``probs`` it is an error, not ignored.
         classes : sequence of str, optional
             Class names in column order: labels are looked up by their text.
         column_names : sequence of str, optional
             The class columns' names (CSV).  String labels are mapped through them when every
             label is one of them (also with a shared prefix or suffix such as ``prob_``
-            removed), and otherwise in sorted order (scikit-learn's ``classes_``, the column
-            order of ``predict_proba``) when there are as many distinct labels as columns.
+            removed), and otherwise, for two classes, in sorted order (scikit-learn's
+            ``classes_``, the column order of ``predict_proba``); with more than two classes
+            such labels are refused (pass ``classes``).
             Numeric labels follow columns numbered in their names (``p1, ..., pk``: label
             ``j`` is the column named ``j``).  The mapping is noted and kept in
             :attr:`label_mapping`.
@@ -189,8 +222,8 @@ class Predictions:
         ...                         classes=["cat", "dog"]).labels.tolist()
         [1, 0]
 
-        Labels that are not the columns' names are taken in sorted order (scikit-learn's
-        ``classes_``), and labels ``1..k`` follow columns named ``p1..pk``:
+        With two classes, labels that are not the columns' names are taken in sorted order
+        (scikit-learn's ``classes_``), and labels ``1..k`` follow columns named ``p1..pk``:
 
         >>> pred = Predictions.from_arrays(["yes", "no"], [[0.2, 0.8], [0.6, 0.4]],
         ...                                column_names=["p0", "p1"])
@@ -203,6 +236,10 @@ class Predictions:
         """
         if (probs is None) == (logits is None):
             raise ValueError(f"{source}: give exactly one of probs or logits")
+        if force_logits and logits is None:
+            raise ValueError("force_logits (command line: --force-logits): applies to logits"
+                             " only, and these predictions are read as probabilities; pass"
+                             " kind='logits' with it (command line: --logits), or drop it")
         notes = []
         what = "logits" if logits is not None else "probs"
         y = _as_array(labels, "labels")
@@ -210,17 +247,14 @@ class Predictions:
             y = y[:, 0]
         raw = _as_array(logits if logits is not None else probs, what)
         _check_shapes(y, raw, what)
-        if raw.ndim == 2 and raw.shape[1] == 1:
+        one_column = raw.ndim == 2 and raw.shape[1] == 1
+        if one_column:
             raw = raw[:, 0]
         if logits is not None:
             from .._validate import check_logits
             from ..recalibrate import softmax
-            if raw.ndim == 2 and not force_logits and looks_like_probabilities(raw):
-                raise ValueError(
-                    "logits: every value lies in [0, 1] and every row sums to 1: these look"
-                    " like probabilities, not logits; drop kind='logits' (command line:"
-                    " --logits), or pass force_logits=True (command line: --force-logits) if"
-                    " they really are logits")
+            if not force_logits:
+                _refuse_probabilities_as_logits(raw)
             if raw.ndim == 1:
                 raw = np.column_stack([np.zeros(raw.shape[0]), np.asarray(raw, dtype=np.float64)])
                 notes.append("logits: one column, read as the logit of class 1 of a binary"
@@ -229,6 +263,19 @@ class Predictions:
             P = softmax(z)
         else:
             z = None
+            if raw.ndim == 1 and raw.size > 1 and raw.dtype.kind in "biuf" \
+                    and np.all(raw == 1):
+                shape = f"({raw.shape[0]}, 1)" if one_column else f"({raw.shape[0]},)"
+                raise ValueError(
+                    f"probs: shape {shape} and every value is 1: the softmax of a one-class"
+                    " model? A single column is read as P(y = 1) of a binary problem, and"
+                    " calibration needs at least two classes; if every sample really has"
+                    " P(y = 1) = 1, pass the two columns [1 - p, p]")
+            if renormalize is False and raw.ndim == 2 and raw.dtype.kind == "f" \
+                    and np.finfo(raw.dtype).eps > np.finfo(np.float32).eps:
+                raw, note = _renormalize_coarse(raw)
+                if note:
+                    notes.append(note)
             if renormalize is not False and raw.ndim == 2:
                 raw, note = renormalize_rows(raw, renormalize, name="probs")
                 if note:
@@ -249,14 +296,121 @@ class Predictions:
         return cls(labels=y, probs=P, logits=z, source=source, notes=tuple(notes),
                    label_mapping=mapping)
 
+    @classmethod
+    def from_frame(cls, frame, *, labels=None, kind: str = "probs", label_column=None,
+                   prob_columns=None, ignore_columns=None, classes=None, renormalize=False,
+                   force_logits: bool = False, source: str = "DataFrame"):
+        """Predictions from a pandas DataFrame, read as a CSV with its header would be.
+
+        The label column, the class columns and the skipped columns (a pandas index such as
+        ``Unnamed: 0``, identifiers, a column numbering the rows) are found from the column
+        names exactly as for a CSV file (:func:`load_predictions`); string labels are mapped
+        through the class columns' names.  ``labels`` gives the labels separately (an array,
+        or a labels file).  Messages name the row (0-based position) and the column.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> df = pd.DataFrame({"label": ["dog", "cat"], "cat": [0.2, 0.9], "dog": [0.8, 0.1]})
+        >>> pred = Predictions.from_frame(df)
+        >>> pred.labels.tolist(), pred.class_columns
+        ([1, 0], ('cat', 'dog'))
+        """
+        names = [str(c) for c in frame.columns]
+        columns = [frame.iloc[:, j].to_numpy() for j in range(len(names))]
+        table = _Table.from_columns(names, columns)
+        csv_options = {"label_column": label_column, "prob_columns": prob_columns,
+                       "ignore_columns": ignore_columns, "header": True}
+        options = {"renormalize": renormalize, "force_logits": force_logits,
+                   "classes": classes}
+        return _from_table(source, table, _check_kind(kind), labels, csv_options, options)
+
+
+def _refuse_probabilities_as_logits(raw: np.ndarray) -> None:
+    """``kind="logits"`` on values that are almost surely probabilities: refused (the caller
+    passes ``force_logits`` to read them anyway).  A matrix on the simplex, rounded
+    probabilities (rows summing to one within :data:`calnotes._validate.RENORMALIZE_TOL`) or
+    percentages (rows summing to 100); one column (``(n,)``, ``(n, 1)``, a single CSV column)
+    whose every value lies in ``[0, 1]``: ``n`` binary logits all in ``[0, 1]`` would be a
+    model that never favours class 0 and never by more than ``e`` to 1, whereas a sigmoid's
+    output is exactly that."""
+    force = (" drop kind='logits' (command line: --logits), or pass force_logits=True"
+             " (command line: --force-logits) if they really are logits")
+    try:
+        values = np.asarray(raw, dtype=np.float64)
+    except (TypeError, ValueError):
+        return                                  # check_logits explains
+    if values.size == 0 or not np.all(np.isfinite(values)):
+        return
+    if values.ndim == 1:
+        if values.min() >= 0.0 and values.max() <= 1.0:
+            raise ValueError(f"logits: one column of {values.shape[0]} values, every one in"
+                             " [0, 1]: these look like binary probabilities P(y = 1) (a"
+                             " sigmoid's output), not logits;" + force)
+        return
+    if values.ndim != 2 or values.shape[1] < 2:
+        return
+    if looks_like_probabilities(raw):
+        raise ValueError("logits: every value lies in [0, 1] and every row sums to 1: these"
+                         " look like probabilities, not logits;" + force)
+    what = diagnose_probabilities(values)
+    if what == "rounded":
+        dev = float(np.abs(values.sum(axis=1) - 1.0).max())
+        raise ValueError(f"logits: every value lies in [0, 1] and every row sums to 1 within"
+                         f" {dev:.1g}: these look like rounded probabilities, not logits;"
+                         + force)
+    if what == "percentages":
+        raise ValueError("logits: every value lies in [0, 100] and every row sums to 100:"
+                         " these look like percentages, not logits;" + force)
+
+
+def _renormalize_coarse(raw: np.ndarray):
+    """float16 probabilities: rows divided by their sums when they are off by more than
+    :data:`calnotes._validate.ROW_SUM_ATOL` but within the dtype's own tolerance
+    (:func:`calnotes._validate.row_sum_tolerance`; float16 rounding moves a row sum by up to
+    ``k`` times its epsilon), so that every later check, in memory or out of core, sees rows
+    summing to one.  ``(P, note)``; anything else is left to the probability checks."""
+    from .._validate import ROW_SUM_ATOL
+    values = np.asarray(raw, dtype=np.float64)
+    if values.size == 0 or not np.all(np.isfinite(values)) or values.min() < 0 \
+            or values.max() > 1:
+        return raw, None
+    dev = np.abs(values.sum(axis=1) - 1.0)
+    tol = row_sum_tolerance(raw.dtype, raw.shape[1])
+    off = dev > ROW_SUM_ATOL
+    if not off.any() or dev.max() > tol:
+        return raw, None
+    values[off] /= values[off].sum(axis=1, keepdims=True)
+    return values, (f"probs: {raw.dtype} values, whose rounding moves a row sum by up to"
+                    f" {tol:.2g}: divided the {int(off.sum())} of {raw.shape[0]} rows off by"
+                    f" more than {ROW_SUM_ATOL:g} by their sums (largest deviation"
+                    f" {dev.max():.2g})")
+
 
 def _as_array(values, name: str) -> np.ndarray:
     if values is None:
         raise ValueError(f"{name}: missing")
     arr = np.asarray(values)
     if arr.dtype == object:
-        raise ValueError(f"{name}: holds Python objects (mixed types?); pass numbers")
+        arr = _from_objects(arr, name)
     return arr
+
+
+def _from_objects(arr: np.ndarray, name: str) -> np.ndarray:
+    """An object array (pandas ``Categorical`` or string columns, nullable integers) as
+    strings when every element is a string, as numbers when every element is one; refused
+    otherwise."""
+    items = arr.ravel().tolist()
+    if items and all(isinstance(v, str) for v in items):
+        return np.array(items, dtype=str).reshape(arr.shape)
+    if items and all(isinstance(v, (bool, np.bool_)) for v in items):
+        return np.array(items, dtype=bool).reshape(arr.shape)
+    if items and all(isinstance(v, (int, float, np.integer, np.floating))
+                     and not isinstance(v, bool) for v in items):
+        return np.array(items, dtype=np.float64).reshape(arr.shape)
+    kinds = sorted({type(v).__name__ for v in items})
+    raise ValueError(f"{name}: holds Python objects of types {kinds[:5]} (mixed types or"
+                     " missing values?); pass numbers or strings")
 
 
 def _check_shapes(y: np.ndarray, P: np.ndarray, what: str) -> None:
@@ -424,12 +578,19 @@ def _named_labels(texts: list, k: int, column_names, notes: list):
             raise ValueError(f"labels: label {t!r} at index {i} is not the name of a class"
                              f" column, though other labels are ({sorted(found)[:_SHOW_LABELS]};"
                              f" columns {names}):{advice}")
+    which = ("the class columns have no names (no header)" if unnamed
+             else f"not the class columns' names ({names})")
+    if k > 2 and len(distinct) == k:
+        # Sorted order is a guess that gives wrong numbers, silently, whenever the columns
+        # are in another order (a model trained on relabelled classes, a hand-made export);
+        # with two classes the single-column convention (scikit-learn's classes_) decides.
+        raise ValueError(f"labels: {distinct[:_SHOW_LABELS]} are {which}: which column holds"
+                         " which class cannot be told from the file (with more than two"
+                         " classes calnotes does not guess, e.g. from sorted order);" + advice)
     if len(distinct) != k:
         few = "fewer" if len(distinct) < k else "more"
         why = ("cannot tell which class has no sample" if len(distinct) < k
                else "some labels would have no column")
-        which = ("the class columns have no names (no header)" if unnamed
-                 else f"not the class columns' names ({names})")
         raise ValueError(f"labels: {len(distinct)} distinct"
                          f" label{'s' if len(distinct) > 1 else ''} ({distinct[:_SHOW_LABELS]}),"
                          f" {few} than the {k} classes, and {which}: {why};{advice}")
@@ -440,9 +601,11 @@ def _named_labels(texts: list, k: int, column_names, notes: list):
                    " (scikit-learn's classes_[1], predict_proba[:, 1]); if it is not, pass"
                    " classes=[...] with the column's class last")
     else:
-        assumed = ("assuming the columns are in sorted label order (scikit-learn's classes_,"
-                   " the column order of predict_proba); if they are not, pass classes=[...]"
-                   " in column order")
+        shown = ", ".join(f"{t!r} -> column {names[j]!r}" if names[j] else
+                          f"{t!r} -> column {j}" for t, j in mapping.items())
+        assumed = (f"assuming the columns are in sorted label order (scikit-learn's classes_,"
+                   f" the column order of predict_proba): {shown}; if they are not, pass"
+                   " classes=[...] in column order")
     which = ("the class columns have no names (no header)" if unnamed
              else f"labels are not the class columns' names ({names})")
     notes.append(f"{which}: labels mapped in sorted order, {_show_mapping(mapping)}, {assumed}"
@@ -621,16 +784,49 @@ def _load_npz(path: Path, kind: str | None, options: dict) -> Predictions:
             raise ValueError(f"{path}: a single .npy array, not an .npz archive; pass it with"
                              " its labels file (labels=..., command line: --labels FILE)")
         with archive:
-            found, arrays = _npz_arrays(path, archive, kind)
-    return _build(path, arrays["labels"], arrays[found], found, options)
+            found, arrays, notes = _npz_arrays(path, archive, kind)
+    return _build(path, arrays["labels"], arrays[found], found, options, notes)
+
+
+#: Other names of the arrays of an ``.npz`` file, read with a note: scikit-learn's and
+#: calnotes' argument names, Hugging Face Trainer's ``label_ids`` and ``predictions``.
+_NPZ_ALIASES = {"labels": ("y_true", "label_ids", "label", "targets", "target", "y"),
+                "probs": ("y_prob", "probabilities", "proba", "y_proba"),
+                "logits": ()}
+#: Arrays that hold predictions of an unstated kind (Hugging Face Trainer's output).
+_NPZ_EITHER = ("predictions",)
 
 
 def _npz_arrays(path: Path, archive, kind: str | None):
     keys = set(archive.files)
-    if "labels" not in keys:
+    names = {}
+    notes = []
+    for role in ("labels", "probs", "logits"):
+        found = [role] if role in keys else [k for k in _NPZ_ALIASES[role] if k in keys]
+        if len(found) > 1:
+            raise ValueError(f"{path}: arrays {found} could each be the {role} (found"
+                             f" {sorted(keys)}); keep one")
+        if found:
+            names[role] = found[0]
+    if "labels" not in names:
         raise ValueError(f"{path}: no array named 'labels' (found {sorted(keys)}); an .npz"
-                         " needs 'labels' and one of 'probs' or 'logits'")
-    present = [k for k in _KINDS if k in keys]
+                         " needs 'labels' and one of 'probs' or 'logits' (also read:"
+                         f" {list(_NPZ_ALIASES['labels'])} for the labels,"
+                         f" {list(_NPZ_ALIASES['probs'])} for probabilities, 'predictions'"
+                         " for either)")
+    present = [k for k in _KINDS if k in names]
+    either = [k for k in _NPZ_EITHER if k in keys]
+    if not present and len(either) == 1:
+        values = archive[either[0]]
+        if kind is not None:
+            present = [kind]
+        elif looks_like_probabilities(values):
+            present = ["probs"]
+        else:
+            raise ValueError(f"{path}: array {either[0]!r} (as Hugging Face's Trainer writes"
+                             " it) holds predictions that are not probabilities; if they are"
+                             " logits, pass kind='logits' (command line: --logits)")
+        names[present[0]] = either[0]
     if len(present) != 1:
         what = "both" if len(present) == 2 else "neither"
         raise ValueError(f"{path}: has {what} of 'probs' and 'logits' (found {sorted(keys)});"
@@ -638,18 +834,22 @@ def _npz_arrays(path: Path, archive, kind: str | None):
     found = present[0]
     if kind is not None and kind != found:
         raise ValueError(f"{path}: kind={kind!r} but the file holds {found!r}")
+    renamed = [f"{names[role]!r} as the {role}" for role in ("labels", found)
+               if names[role] != role]
+    if renamed:
+        notes.append(f"read {' and '.join(renamed)}")
     arrays = {}
     for key in ("labels", found):
         try:
-            arrays[key] = _numeric(archive[key], path, key)
+            arrays[key] = _numeric(archive[names[key]], path, key)
         except ValueError as exc:
             if "allow_pickle" in str(exc) or "Object arrays" in str(exc):
-                raise ValueError(f"{path}: array {key!r} holds Python objects, which calnotes"
-                                 " does not unpickle; save numeric arrays") from None
+                raise ValueError(f"{path}: array {names[key]!r} holds Python objects, which"
+                                 " calnotes does not unpickle; save numeric arrays") from None
             raise
         except (OSError, zipfile.BadZipFile, EOFError) as exc:
-            raise ValueError(f"{path}: cannot read array {key!r} ({exc})") from None
-    return found, arrays
+            raise ValueError(f"{path}: cannot read array {names[key]!r} ({exc})") from None
+    return found, arrays, notes
 
 
 # ------------------------------------------------------------------------------ text tables
@@ -689,18 +889,42 @@ def _read_text(path: Path) -> str:
 
 
 class _Table:
-    """A CSV file's columns: ``names``, and either ``values`` (every cell a number: the fast
-    path, numpy's parser) or ``rows`` (cells as text).  ``lines`` (file line of each data row)
-    is worked out only when a message needs it."""
+    """A table's columns: ``names``, and either ``values`` (every cell a number: the fast
+    path, numpy's parser), ``rows`` (cells as text) or ``columns`` (one array per column: a
+    DataFrame, a Parquet or Feather file).  ``lines`` (file line of each data row; for
+    ``columns``, the row's 0-based position, and ``unit`` is ``"row"``) is worked out only
+    when a message needs it."""
 
     def __init__(self, names, delimiter, notes, body, first_line, rows=None, values=None,
-                 lines=None):
+                 lines=None, columns=None, unit="line"):
         self.names, self.delimiter, self.notes = names, delimiter, notes
         self._body, self._first_line = body, first_line
         self.rows, self.values, self._lines = rows, values, lines
+        self.columns, self.unit = columns, unit
+
+    @classmethod
+    def from_columns(cls, names, columns, notes=()):
+        """A table of named 1-d arrays (numbers, strings, or objects with missing values)."""
+        arrays = []
+        for name, col in zip(names, columns):
+            col = np.asarray(col)
+            if col.ndim != 1:
+                raise ValueError(f"column {name!r}: expected one value per row, got shape"
+                                 f" {col.shape} (a list column? expand it into one column"
+                                 " per class)")
+            arrays.append(col)
+        n = arrays[0].shape[0] if arrays else 0
+        numeric = arrays and all(a.dtype.kind in "biuf" for a in arrays)
+        values = (np.column_stack([a.astype(np.float64) for a in arrays]) if numeric and n
+                  else None)
+        return cls(list(names), None, list(notes), "", 0, values=values,
+                   lines=list(range(n)), columns=None if values is not None else arrays,
+                   unit="row")
 
     @property
     def n_rows(self) -> int:
+        if self.columns is not None:
+            return self.columns[0].shape[0] if self.columns else 0
         return len(self.rows) if self.rows is not None else self.values.shape[0]
 
     @property
@@ -710,10 +934,31 @@ class _Table:
                                                          self._first_line)]
         return self._lines
 
+    def numbers(self, j: int):
+        """Column ``j`` as float64 when it is stored as numbers, else ``None``."""
+        if self.values is not None:
+            return self.values[:, j]
+        if self.columns is not None and self.columns[j].dtype.kind in "biuf":
+            return self.columns[j].astype(np.float64)
+        return None
+
     def cells(self, j: int) -> list:
         if self.rows is not None:
             return [row[j] for row in self.rows]
-        return [repr(float(v)) for v in self.values[:, j]]
+        if self.columns is not None and self.columns[j].dtype.kind not in "biuf":
+            return [_cell_text(v) for v in self.columns[j].tolist()]
+        return [repr(float(v)) for v in self.numbers(j)]
+
+
+def _cell_text(value) -> str:
+    """A DataFrame/Arrow cell as a CSV would hold it: missing values (``None``, NaN, pandas'
+    ``NA``) as an empty cell."""
+    if value is None:
+        return ""
+    if isinstance(value, (float, np.floating)):
+        return "" if value != value else repr(float(value))
+    text = str(value)
+    return "" if text in ("<NA>", "NaT") else text
 
 
 def _csv_rows(body: str, delimiter: str, first_line: int):
@@ -724,6 +969,10 @@ def _csv_rows(body: str, delimiter: str, first_line: int):
         if not row or all(not c.strip() for c in row):
             continue
         yield row, reader.line_num + first_line - 1
+
+
+#: Separators recognised in a header line when ``delimiter`` is not given.
+_SEPARATORS = (",", ";", "\t", "|")
 
 
 def _read_table(path: Path, delimiter, header: bool, fast: bool = True) -> _Table:
@@ -744,21 +993,51 @@ def _read_table(path: Path, delimiter, header: bool, fast: bool = True) -> _Tabl
     end = text.find("\n", pos)
     end = len(text) if end < 0 else end
     first = text[pos:end]
+    directive = re.fullmatch(r"\s*sep=(.)\s*", first, flags=re.IGNORECASE)
+    if directive:                     # Excel's "sep=;" line names the separator
+        if delimiter is None:
+            delimiter = directive.group(1)
+        notes.append(f"line {line_no}: Excel's separator line {first.strip()!r} read as the"
+                     " separator")
+        pos, line_no = end + 1, line_no + 1
+        end = text.find("\n", pos)
+        end = len(text) if end < 0 else end
+        first = text[pos:end]
+        if pos >= len(text) or not first.strip():
+            raise ValueError(f"{path}: no header row after the separator line")
+    # comment and blank lines after the data (an export's trailer): dropped with a note
+    body_end, trailing = len(text), 0       # scanned from the end: no copy of the lines
+    while body_end > end + 1:
+        stop = body_end - 1 if text[body_end - 1] == "\n" else body_end
+        start = max(text.rfind("\n", end + 1, stop) + 1, end + 1)
+        line = text[start:stop].strip()
+        if line and not line.startswith("#"):
+            break
+        trailing += line.startswith("#")
+        body_end = start
+    if trailing:
+        notes.append(f"skipped {trailing} comment line(s) after the data")
+    rest = text[end + 1:body_end]
     if delimiter is None:
         inner = path.suffix.lower() if path.suffix.lower() != ".gz" else \
             Path(path.stem).suffix.lower()
-        counts = {d: first.count(d) for d in (",", ";", "\t")}
+        counts = {d: first.count(d) for d in _SEPARATORS}
         delimiter = max(counts, key=counts.get) if max(counts.values()) else (
             "\t" if inner == ".tsv" else ",")
     elif not isinstance(delimiter, str) or len(delimiter) != 1:
         raise ValueError(f"delimiter: expected one character, got {delimiter!r}")
     if header:
         names = [h.strip() for h in next(csv.reader([first], delimiter=delimiter))]
-        body, first_line = text[end + 1:], line_no + 1
+        body, first_line = rest, line_no + 1
     else:
         names = [str(i) for i in range(len(next(csv.reader([first], delimiter=delimiter))))]
-        body, first_line = text[pos:], line_no
-    if len(names) == 1 and delimiter == "," and any(d in names[0] for d in (";", "\t")):
+        body, first_line = first + "\n" + rest, line_no
+    if len(names) == 1 and re.search(r"\S {2,}\S", names[0]):
+        raise ValueError(f"{path}: the {'header' if header else 'first line'} is one field,"
+                         f" {names[0]!r}, with columns aligned by runs of spaces (a printed"
+                         " table?); save the table as CSV instead (pandas: df.to_csv(path,"
+                         " index=False))")
+    if len(names) == 1 and delimiter == "," and any(d in names[0] for d in (";", "\t", "|")):
         raise ValueError(f"{path}: the header is one field, {names[0]!r}; pass the separator"
                          " with delimiter=... (command line: --delimiter)")
     what = "header" if header else "first line"
@@ -775,14 +1054,26 @@ def _read_table(path: Path, delimiter, header: bool, fast: bool = True) -> _Tabl
                 return _Table(names, delimiter, notes, body, first_line, values=values)
     rows, lines = [], []
     for row, line in _csv_rows(body, delimiter, first_line):
+        if len(row) > len(names) and not any(c.strip() for c in row[len(names):]):
+            row = row[:len(names)]        # a trailing separator on a data line
         if len(row) != len(names):
             if row[0].lstrip().startswith("#"):
                 raise ValueError(f"{path}: line {line} is a comment inside the data; only"
-                                 f" comment lines before the {what} are skipped")
+                                 f" comment lines before the {what} and after the data are"
+                                 " skipped")
             raise ValueError(f"{path}: line {line} has {len(row)} fields, the {what} has"
                              f" {len(names)}")
         rows.append(row)
         lines.append(line)
+    # columns without a name whose every cell is empty: trailing separators (Excel's ";;")
+    empty = [j for j, name in enumerate(names) if not name and rows
+             and not any(row[j].strip() for row in rows)]
+    if empty and header:
+        keep = [j for j in range(len(names)) if j not in empty]
+        names = [names[j] for j in keep]
+        rows = [[row[j] for j in keep] for row in rows]
+        notes.append(f"dropped {len(empty)} empty column(s) without a name (trailing"
+                     " separators)")
     return _Table(names, delimiter, notes, body, first_line, rows=rows, lines=lines)
 
 
@@ -799,15 +1090,25 @@ def _find_column(path, names: list, wanted, what: str) -> int:
     raise ValueError(f"{what}: {path} has no column {wanted!r}; its columns are {names}")
 
 
+_PERCENT = re.compile(r"^\s*([+-]?(?:\d+(?:[.,]\d*)?|[.,]\d+)(?:[eE][+-]?\d+)?)\s*%\s*$")
+#: Label cells that mean "missing" (R's NA, pandas' NaN, SQL's NULL, an empty cell).
+_MISSING = ("", "na", "nan", "null", "none", "n/a", "#n/a", "<na>")
+
+
 def _float_column(path, table: _Table, j: int, notes: list) -> np.ndarray:
-    if table.values is not None:
-        return table.values[:, j]
+    values = table.numbers(j)
+    if values is not None:
+        return values
     cells = table.cells(j)
     try:
         return np.array(cells, dtype=np.float64)
     except ValueError:
         pass
     name = table.names[j]
+    if cells and all(_PERCENT.match(c) for c in cells):
+        numbers = [_PERCENT.match(c).group(1).replace(",", ".") for c in cells]
+        notes.append(f"column {name!r}: percent signs read as percentages (divided by 100)")
+        return np.array(numbers, dtype=np.float64) / 100.0
     comma = [c for c in cells if _DECIMAL_COMMA.match(c)]
     if comma:
         fixed = [c.replace(",", ".") if _DECIMAL_COMMA.match(c) else c for c in cells]
@@ -818,12 +1119,21 @@ def _float_column(path, table: _Table, j: int, notes: list) -> np.ndarray:
         else:
             notes.append(f"column {name!r}: decimal commas read as decimal points")
             return values
+    percent = any(_PERCENT.match(c) for c in cells)
     for cell, line in zip(cells, table.lines):
         try:
             float(cell)
         except ValueError:
             what = "an empty cell" if not cell.strip() else f"{cell!r} is not a number"
-            raise ValueError(f"{path}: line {line}, column {name!r}: {what}") from None
+            if percent and _PERCENT.match(cell) is None and cell.strip():
+                what += " (other cells of the column are percentages like '75%')"
+            elif percent and not cell.strip():
+                what += " (other cells of the column are percentages like '75%')"
+            elif not any(_is_number(c) for c in cells[:1000]):
+                what += (f"; a column of text (names, ids, a named index?) is not a class: skip"
+                         f" it with ignore_columns=[{name!r}] (command line: --ignore-columns"
+                         f" {name})")
+            raise ValueError(f"{path}: {table.unit} {line}, column {name!r}: {what}") from None
     raise AssertionError("unreachable")  # pragma: no cover
 
 
@@ -831,34 +1141,90 @@ def _locator(table: _Table, prob_cols: list, label_col):
     """Rewrite array positions in a validation message as file lines and column names."""
     names = [table.names[j] for j in prob_cols]
     label_name = table.names[label_col] if label_col is not None else None
+    unit = table.unit
 
     def cell(match):
         i, j = int(match.group(1)), int(match.group(2))
         if len(names) == 1:     # a single class column: binary logits are stored as [0, z]
             j = 0
-        return f"line {table.lines[i]}, column {names[j]!r}" if j < len(names) \
-            else f"line {table.lines[i]}"
+        return f"{unit} {table.lines[i]}, column {names[j]!r}" if j < len(names) \
+            else f"{unit} {table.lines[i]}"
 
     def locate(message: str) -> str:
         message = re.sub(r"at index \[(\d+), (\d+)\]", lambda m: "at " + cell(m), message)
         message = re.sub(r"at index \[(\d+)\]",
-                         lambda m: f"at line {table.lines[int(m.group(1))]}, column {names[0]!r}",
-                         message)
+                         lambda m: f"at {unit} {table.lines[int(m.group(1))]}, column"
+                                   f" {names[0]!r}", message)
         message = re.sub(r"\brow (\d+) sums",
-                         lambda m: f"line {table.lines[int(m.group(1))]}: the row sums", message)
+                         lambda m: f"{unit} {table.lines[int(m.group(1))]}: the row sums",
+                         message)
         if message.startswith("labels:") and label_name is not None:
             message = re.sub(r"at index (\d+)", lambda m: (
-                f"at line {table.lines[int(m.group(1))]}, column {label_name!r}"), message)
+                f"at {unit} {table.lines[int(m.group(1))]}, column {label_name!r}"), message)
         return message
     return locate
 
 
 def _read_csv(path: Path, kind: str, labels, csv_options: dict, options: dict) -> Predictions:
+    header = csv_options.get("header", True)
+    table = _read_table(path, csv_options.get("delimiter"), header)
+    return _from_table(path, table, kind, labels, csv_options, options)
+
+
+def _is_row_index(table: _Table, j: int) -> str | None:
+    """``"0..n-1"`` or ``"1..n"`` when column ``j`` numbers the rows (a pandas index saved
+    under a name, a row number), else ``None``.  Needs ``n >= 3`` for ``0..n-1`` and
+    ``n >= 2`` for ``1..n``: below that the column could be one-hot probabilities."""
+    n = table.n_rows
+    values = table.numbers(j)
+    if values is None:
+        try:
+            values = np.array(table.cells(j), dtype=np.float64)
+        except ValueError:
+            return None
+    if n >= 3 and values[0] == 0 and np.array_equal(values, np.arange(n)):
+        return "0..n-1"
+    if n >= 2 and values[0] == 1 and np.array_equal(values, np.arange(1, n + 1)):
+        return "1..n"
+    return None
+
+
+def _whole_numbers(values: np.ndarray) -> bool:
+    return bool(values.size and np.all(np.isfinite(values))
+                and np.all(values == np.round(values)))
+
+
+def _refuse_whole_columns(path, names: list, matrix_columns: list, kind: str) -> None:
+    """A class column of whole numbers among columns that are not (a predicted class, a
+    count, an id): refused naming the column, never hinted as logits.  For probabilities the
+    column must also leave ``[0, 1]`` (0/1 columns are one-hot probabilities)."""
+    whole = [_whole_numbers(v) for v in matrix_columns]
+    if all(whole) or not any(whole):
+        return
+    for name, values, is_whole in zip(names, matrix_columns, whole):
+        if not is_whole or (kind == "probs" and values.min() >= 0 and values.max() <= 1):
+            continue
+        lo, hi = _plain_number(values.min()), _plain_number(values.max())
+        what = "probabilities" if kind == "probs" else "logits"
+        raise ValueError(f"{path}: column {name!r} holds whole numbers ({lo}..{hi}) unlike the"
+                         f" other class columns: a predicted class, a count or an id, not"
+                         f" {what}; skip it with ignore_columns=[{name!r}] (command line:"
+                         f" --ignore-columns {name}), or name the class columns with"
+                         " prob_columns=[...] (command line: --prob-columns)")
+
+
+def _plain_number(value) -> str:
+    value = float(value)
+    return str(int(value)) if value.is_integer() and abs(value) < 1e15 else repr(value)
+
+
+def _from_table(path, table: _Table, kind: str, labels, csv_options: dict,
+                options: dict) -> Predictions:
+    """Predictions from a table's columns (a CSV file, a DataFrame, Parquet or Feather)."""
     label_column = csv_options.get("label_column")
     prob_columns = csv_options.get("prob_columns")
     ignore_columns = csv_options.get("ignore_columns") or ()
     header = csv_options.get("header", True)
-    table = _read_table(path, csv_options.get("delimiter"), header)
     notes = list(table.notes)
     names = table.names
     if not table.n_rows:
@@ -867,6 +1233,8 @@ def _read_csv(path: Path, kind: str, labels, csv_options: dict, options: dict) -
         raise ValueError(f"{path}: without a header, say which column holds the labels:"
                          " label_column=0 (command line: --label-column 0), or pass a labels"
                          " file")
+    looks_like_data = (header and table.unit == "line" and all(_is_number(n) for n in names)
+                       and not all(re.fullmatch(r"\d+", n) for n in names))
     # the label column
     if label_column is not None:
         if labels is not None:
@@ -875,6 +1243,12 @@ def _read_csv(path: Path, kind: str, labels, csv_options: dict, options: dict) -
     elif labels is None:
         found = [j for j, n in enumerate(names) if n.lower() in LABEL_COLUMNS]
         if len(found) != 1:
+            if looks_like_data:
+                raise ValueError(
+                    f"{path}: the first line, {names}, holds numbers, not column names: a"
+                    " file without a header? pass header=False (command line: --no-header)"
+                    " and the label column's position, label_column=0 (command line:"
+                    " --label-column 0)")
             raise ValueError(
                 f"{path}: expected exactly one label column named one of {list(LABEL_COLUMNS)}"
                 f" in the header, found {[names[j] for j in found] or 'none'} in {names};"
@@ -887,6 +1261,10 @@ def _read_csv(path: Path, kind: str, labels, csv_options: dict, options: dict) -
         if clash:
             raise ValueError(f"{path}: has a label column {clash[0]!r} and labels were given"
                              " separately; give one of them")
+    if looks_like_data and labels is not None:
+        raise ValueError(f"{path}: the first line, {names}, holds numbers, not column names:"
+                         " a file without a header? pass header=False (command line:"
+                         " --no-header)")
     # the class columns
     ignored = {_find_column(path, names, c, "ignore_columns") for c in ignore_columns}
     if prob_columns is not None:
@@ -903,32 +1281,60 @@ def _read_csv(path: Path, kind: str, labels, csv_options: dict, options: dict) -
                 continue
             if j in ignored:
                 notes.append(f"column {name!r} skipped (ignore_columns)")
-            elif j == 0 and (name == "" or re.fullmatch(r"Unnamed: \d+", name)):
+            elif (j == 0 and name == "") or re.fullmatch(r"Unnamed: \d+", name) \
+                    or re.fullmatch(r"__index_level_\d+__", name):
                 notes.append(f"column {j + 1} ({name or 'no name'}) skipped: a pandas index")
             elif name.lower() in ID_COLUMNS:
                 notes.append(f"column {name!r} skipped: an identifier, not a class")
+            elif (rows := _is_row_index(table, j)) is not None:
+                notes.append(f"column {name!r} skipped: it numbers the rows ({rows}), an index"
+                             " (a pandas index saved under a name?), not a class; name the"
+                             " class columns with prob_columns=... (command line:"
+                             " --prob-columns) if it is one")
             else:
                 prob_cols.append(j)
     if not prob_cols:
         raise ValueError(f"{path}: no probability columns (columns: {names}); a binary file"
                          " needs one column with P(y=1), a k-class file one column per class")
-    matrix = np.column_stack([_float_column(path, table, j, notes) for j in prob_cols])
+    columns = [_float_column(path, table, j, notes) for j in prob_cols]
+    if prob_columns is None:
+        _refuse_whole_columns(path, [names[j] for j in prob_cols], columns, kind)
+    matrix = np.column_stack(columns)
     if matrix.shape[1] == 1:
         matrix = matrix[:, 0]
     if label_col is not None:
-        if table.values is not None:
-            y = table.values[:, label_col]
-        else:
-            y = np.array([row[label_col].strip() for row in table.rows])
-            if all(_is_number(t) for t in y.tolist()):
+        y = table.numbers(label_col)
+        if y is None:
+            texts = [c.strip() for c in table.cells(label_col)]
+            _refuse_missing_labels(path, table, label_col, texts)
+            if all(_is_number(t) for t in texts):
                 y = _float_column(path, table, label_col, notes)
+            else:
+                y = np.array(texts)
     else:
         y = _load_labels(Path(labels), options.get("classes")) \
             if isinstance(labels, (str, os.PathLike)) else np.asarray(labels)
     # without a header the names are positions ("0", "1", ...), which name no class
     options = dict(options, column_names=[names[j] if header else "" for j in prob_cols])
-    return _build(path, y, matrix, kind, options, notes,
+    pred = _build(path, y, matrix, kind, options, notes,
                   locate=_locator(table, prob_cols, label_col))
+    shown = tuple(names[j] if header else f"column {j}" for j in prob_cols)
+    return dataclasses.replace(pred, class_columns=shown)
+
+
+def _refuse_missing_labels(path, table: _Table, j: int, texts: list) -> None:
+    """A missing label (R's ``NA``, an empty cell, ``NaN``) among labels that are otherwise
+    numbers or names: refused naming its line, rather than read as one more class."""
+    missing = [i for i, t in enumerate(texts) if t.casefold() in _MISSING]
+    if not missing:
+        return
+    present = [t for t in texts if t.casefold() not in _MISSING]
+    if present and not all(_is_number(t) for t in present) and texts[missing[0]]:
+        return          # names, among which "NA" may be a class (checked against the columns)
+    i = missing[0]
+    raise ValueError(f"{path}: missing label {texts[i]!r} at {table.unit} {table.lines[i]},"
+                     f" column {table.names[j]!r} ({len(missing)} missing in all); drop the"
+                     " rows without a label")
 
 
 def _load_labels(path: Path, classes=None) -> np.ndarray:
@@ -973,6 +1379,58 @@ def _load_pickle(path: Path, split: str) -> Predictions:
 
 
 _CSV_ONLY = ("label_column", "prob_columns", "ignore_columns", "delimiter", "header")
+#: Suffixes of the columnar formats read through pyarrow (or pandas), when installed.
+_COLUMNAR_SUFFIXES = (".parquet", ".pq", ".feather", ".arrow", ".ipc")
+_PARQUET_MAGIC = b"PAR1"
+_ARROW_MAGIC = b"ARROW1"
+
+
+def _read_columnar(path: Path, head: bytes) -> _Table:
+    """A Parquet or Feather (Arrow IPC) file's columns, through pyarrow when it is installed,
+    else pandas (which needs pyarrow or fastparquet for them).  Neither is a dependency of
+    calnotes: they are imported only here, when such a file is given."""
+    parquet = head.startswith(_PARQUET_MAGIC) or (
+        not head.startswith(_ARROW_MAGIC) and path.suffix.lower() in (".parquet", ".pq"))
+    what = "Parquet" if parquet else "Feather (Arrow IPC)"
+    convert = ("pip install pyarrow, or convert the file to CSV where it was written (pandas:"
+               f" pandas.read_{'parquet' if parquet else 'feather'}(path).to_csv("
+               "'predictions.csv', index=False))")
+    try:
+        import pyarrow  # noqa: F401 - optional: only for Parquet and Feather files
+    except ImportError:
+        pyarrow = None
+    try:
+        if pyarrow is not None:
+            if parquet:
+                import pyarrow.parquet as reader
+            else:
+                import pyarrow.feather as reader
+            table = reader.read_table(path)
+            names = [str(name) for name in table.column_names]
+            columns = [table.column(i).to_numpy() for i in range(table.num_columns)]
+        else:
+            try:
+                import pandas as pd
+            except ImportError:
+                raise ImportError(f"{path}: reading {what} files needs pyarrow; "
+                                  + convert) from None
+            frame = pd.read_parquet(path) if parquet else pd.read_feather(path)
+            names = [str(name) for name in frame.columns]
+            columns = [frame.iloc[:, j].to_numpy() for j in range(len(names))]
+    except ImportError as exc:
+        if str(exc).startswith(str(path)):
+            raise
+        raise ImportError(f"{path}: reading {what} files needs pyarrow; " + convert) \
+            from None
+    except (OSError, ValueError, TypeError) as exc:
+        raise ValueError(f"{path}: cannot read as {what} ({type(exc).__name__}: {exc})") \
+            from None
+    except Exception as exc:  # noqa: BLE001 - pyarrow's own errors (ArrowInvalid, ...)
+        raise ValueError(f"{path}: cannot read as {what} ({type(exc).__name__}: {exc})") \
+            from None
+    if not names:
+        raise ValueError(f"{path}: no columns")
+    return _Table.from_columns(names, columns)
 
 
 def load_predictions(path, *, labels=None, kind: str | None = None, allow_pickle: bool = False,
@@ -1008,7 +1466,7 @@ def load_predictions(path, *, labels=None, kind: str | None = None, allow_pickle
     classes : sequence of str, optional
         Class names in column order, to read labels given as names (or as 1-based numbers:
         ``["1", "2", ...]``).  Without it, a CSV's string labels are read through the class
-        columns' names or in sorted order (see the module docstring).
+        columns' names, or in sorted order for two classes (see the module docstring).
     header : bool, default True
         CSV: the first line names the columns.
     renormalize : bool or float, default False
@@ -1063,8 +1521,15 @@ def load_predictions(path, *, labels=None, kind: str | None = None, allow_pickle
     suffix = path.suffix.lower()
     inner = Path(path.stem).suffix.lower() if suffix == ".gz" else suffix
     is_csv = inner in _CSV_SUFFIXES and not head.startswith((_ZIP_MAGIC, _NPY_MAGIC))
+    is_columnar = not is_csv and (suffix in _COLUMNAR_SUFFIXES
+                                  or head.startswith((_PARQUET_MAGIC, _ARROW_MAGIC)))
+    if is_columnar:
+        given_csv = [name for name in given_csv if name in ("delimiter", "header")]
     if given_csv and not is_csv:
         raise ValueError(f"{given_csv[0]}: applies to CSV files only, and {path} is not one")
+    if is_columnar and not _is_pickle(head):
+        table = _read_columnar(path, head)
+        return _from_table(path, table, kind or "probs", labels, csv_options, options)
     if _is_pickle(head) or suffix in (".pkl", ".pickle", ".p") or (
             not is_csv and not head.startswith((_ZIP_MAGIC, _NPY_MAGIC))
             and _parses_as_pickle(path)):
@@ -1091,8 +1556,8 @@ def load_predictions(path, *, labels=None, kind: str | None = None, allow_pickle
     if is_csv:
         return _read_csv(path, kind or "probs", labels, csv_options, options)
     raise ValueError(f"{path}: unknown format {suffix or '(no suffix)'!r}; expected .npz, .npy"
-                     " (with labels), .csv/.tsv/.txt (or gzipped), or a pickle with"
-                     " allow_pickle=True")
+                     " (with labels), .csv/.tsv/.txt (or gzipped), .parquet or .feather (with"
+                     " pyarrow installed), or a pickle with allow_pickle=True")
 
 
 def save_predictions(path, labels, *, probs=None, logits=None, force: bool = False) -> Path:
