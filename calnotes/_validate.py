@@ -39,10 +39,14 @@ Tolerances, and the one conversion
 from __future__ import annotations
 
 import numbers
+import warnings
 
 import numpy as np
 
 __all__ = [
+    "HostCopyWarning",
+    "as_array",
+    "is_array_like",
     "ROW_SUM_ATOL",
     "VALUE_ATOL",
     "RENORMALIZE_TOL",
@@ -71,11 +75,175 @@ VALUE_ATOL = 1e-12
 RENORMALIZE_TOL = 0.02
 
 
+class HostCopyWarning(UserWarning):
+    """A GPU array (a CUDA torch tensor, a CuPy array) was copied to host memory to be
+    measured."""
+
+
+#: Machine epsilon of bfloat16 (8 significant bits), which NumPy has no dtype for.
+BFLOAT16_EPS = 2.0 ** -7
+
+
+def _describe(x) -> str:
+    kind = type(x)
+    return f"{kind.__module__.split('.')[0]}.{kind.__name__}" if kind.__module__ not in (
+        "builtins", None) else kind.__name__
+
+
+def _on_gpu(x) -> str | None:
+    """How to copy ``x`` to host memory when it lives on an accelerator (``"cpu"``: a torch
+    tensor's ``.cpu()``; ``"get"``: CuPy's ``.get()``; ``"__array__"``: a JAX array, which
+    copies itself), recognised by duck typing so that no GPU library is imported."""
+    if getattr(x, "is_cuda", False) is True and callable(getattr(x, "cpu", None)):
+        return "cpu"
+    device = getattr(getattr(x, "device", None), "type", None)
+    if isinstance(device, str) and device not in ("cpu", "meta") \
+            and callable(getattr(x, "cpu", None)):
+        return "cpu"                            # torch on mps / xpu
+    if hasattr(x, "__cuda_array_interface__") and callable(getattr(x, "get", None)):
+        return "get"                            # CuPy (and Numba device arrays)
+    platform = getattr(getattr(x, "device", None), "platform", None)
+    if isinstance(platform, str) and platform.lower() not in ("cpu", "") \
+            and hasattr(x, "__array__"):
+        return "__array__"                      # JAX on gpu / tpu
+    return None
+
+
+def _caller_level() -> int:
+    """``stacklevel`` of the first frame outside calnotes, for warnings about user input."""
+    import sys
+    level, frame = 1, sys._getframe(1)
+    while frame is not None and frame.f_globals.get("__name__", "").startswith("calnotes"):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def is_array_like(x) -> bool:
+    """Whether :func:`as_array` would try ``x``: a NumPy array, a list or tuple, or an object
+    with ``__array__``, ``__dlpack__`` or ``to_numpy`` (pandas, polars, xarray, torch, JAX,
+    CuPy), or a GPU tensor."""
+    return (isinstance(x, (np.ndarray, list, tuple)) or hasattr(x, "__array__")
+            or hasattr(x, "__dlpack__") or callable(getattr(x, "to_numpy", None))
+            or _on_gpu(x) is not None)
+
+
+def _as_array_and_dtype(x, name: str, notes: list | None = None):
+    """:func:`as_array`, and the dtype the values had: a NumPy dtype, or ``"bfloat16"``
+    (returned widened to float64)."""
+    if isinstance(x, np.ndarray):
+        return x, x.dtype
+    if isinstance(x, (list, tuple, numbers.Number, str, bytes)) or x is None:
+        try:
+            arr = np.asarray(x)
+        except (TypeError, ValueError) as exc:      # ragged lists
+            raise TypeError(f"{name}: could not convert to a float array ({exc})") from None
+        return arr, arr.dtype
+    how = _on_gpu(x)
+    if how is not None:
+        message = (f"{name}: a {_describe(x)} on {getattr(x, 'device', 'the GPU')}, copied to"
+                   f" host memory (.{how}()) to be measured")
+        if notes is None:
+            warnings.warn(message, HostCopyWarning, stacklevel=_caller_level())
+        else:
+            notes.append(message)
+        x = x.cpu() if how == "cpu" else x.get() if how == "get" else np.asarray(x)
+        if isinstance(x, np.ndarray):
+            return x, x.dtype
+    if getattr(x, "requires_grad", False) is True and callable(getattr(x, "detach", None)):
+        x = x.detach()                          # torch: no numpy() with autograd history
+    source = "bfloat16" if str(getattr(x, "dtype", "")).endswith("bfloat16") else None
+    if source and callable(getattr(x, "float", None)):
+        x = x.float()                           # torch has no NumPy bfloat16: exact in float32
+    arr, errors = None, []
+    for attempt in ("to_numpy", "__array__", "__dlpack__"):
+        method = getattr(x, attempt, None)
+        if not callable(method):
+            continue
+        try:
+            arr = (method() if attempt == "to_numpy" else np.asarray(x)
+                   if attempt == "__array__" else np.from_dlpack(x))
+        except Exception as exc:                # noqa: BLE001 -- every library has its own
+            errors.append(f"{attempt}: {exc}")
+            continue
+        if isinstance(arr, np.ndarray):
+            break
+        arr = None
+    if arr is None and not errors:              # range, array.array, memoryview, sequences
+        try:
+            arr = np.asarray(x)
+        except Exception as exc:                # noqa: BLE001
+            errors.append(str(exc))
+        else:
+            if arr.dtype == object and arr.ndim == 0:
+                arr = None
+    if arr is None:
+        tried = "; ".join(errors) if errors else "it has no __array__, __dlpack__ or to_numpy"
+        raise TypeError(
+            f"{name}: cannot read an object of type {_describe(x)} as an array ({tried});"
+            " pass a NumPy array,"
+            " a list, a pandas or polars Series/DataFrame, or an array with __array__ or"
+            " __dlpack__ (torch, JAX, CuPy, xarray)")
+    if str(arr.dtype) == "bfloat16":            # ml_dtypes (JAX): widened like torch's
+        source = "bfloat16"
+        arr = arr.astype(np.float32)
+    if source:
+        arr = arr.astype(np.float64)
+        if notes is not None:
+            notes.append(f"{name}: bfloat16 values widened to float64 (row sums checked to"
+                         " bfloat16's precision)")
+        return arr, source
+    return arr, arr.dtype
+
+
+def as_array(x, name: str = "array", *, notes: list | None = None) -> np.ndarray:
+    """Any array a user holds, as a NumPy array on the host: the one conversion of calnotes.
+
+    * a NumPy array is returned as it is; lists, tuples and numbers through ``numpy.asarray``;
+    * pandas and polars Series and DataFrames through ``to_numpy()`` (a DataFrame's columns
+      are then the classes, in order);
+    * objects with ``__array__`` (CPU torch tensors, JAX arrays, xarray) through
+      ``numpy.asarray``, and objects with only ``__dlpack__`` (or whose ``__array__`` fails)
+      through ``numpy.from_dlpack``;
+    * GPU arrays (a torch tensor with ``is_cuda``, a CuPy array) are copied to host memory
+      (``.cpu()`` / ``.get()``) with a :class:`HostCopyWarning`, or a note appended to
+      ``notes`` when a list is given; a torch tensor that requires grad is detached;
+    * bfloat16 (torch, JAX), which NumPy has no type for, is widened to float64 (with a note
+      when ``notes`` is given); float16 stays float16 here and is widened by the checks,
+      whose tolerances follow the dtype (float16 or bfloat16 rows off by more than float64's
+      tolerance are renormalized by :func:`calnotes.evaluate`, with a note).
+
+    No library is imported: each is recognised by the methods it has.  Anything else is a
+    :class:`TypeError` naming the argument.
+
+    Examples
+    --------
+    >>> class Tensor:                       # any object with __array__, e.g. torch.Tensor
+    ...     def __array__(self, dtype=None, copy=None):
+    ...         return np.array([0.2, 0.9])
+    >>> as_array(Tensor(), "y_prob").tolist()
+    [0.2, 0.9]
+    >>> as_array({"a": 1}, "y_prob")
+    Traceback (most recent call last):
+    ...
+    TypeError: y_prob: cannot read an object of type dict as an array (it has no __array__, __dlpack__ or to_numpy); pass a NumPy array, a list, a pandas or polars Series/DataFrame, or an array with __array__ or __dlpack__ (torch, JAX, CuPy, xarray)
+    """
+    return _as_array_and_dtype(x, name, notes)[0]
+
+
+def _eps(dtype) -> float | None:
+    """Machine epsilon of a floating dtype (``"bfloat16"`` included), else ``None``."""
+    if isinstance(dtype, str) and dtype == "bfloat16":
+        return BFLOAT16_EPS
+    dtype = np.dtype(dtype)
+    return float(np.finfo(dtype).eps) if dtype.kind == "f" else None
+
+
 def row_sum_tolerance(dtype, n_classes: int) -> float:
     """Tolerance on ``|sum_r p_r - 1|`` for probabilities stored as ``dtype``.
 
     :data:`ROW_SUM_ATOL` unless the dtype is coarser: ``n_classes`` times its machine epsilon
-    (float16: about ``1e-3`` per class), the most its rounding can move a row sum.
+    (float16: about ``1e-3`` per class; ``"bfloat16"``: ``2^-7`` per class), the most its
+    rounding can move a row sum.
 
     Examples
     --------
@@ -83,18 +251,20 @@ def row_sum_tolerance(dtype, n_classes: int) -> float:
     0.0001
     >>> round(row_sum_tolerance(np.float16, 3), 6)
     0.00293
+    >>> row_sum_tolerance("bfloat16", 2)
+    0.015625
     """
-    dtype = np.dtype(dtype)
-    if dtype.kind != "f":
+    eps = _eps(dtype)
+    if eps is None:
         return ROW_SUM_ATOL
-    return max(ROW_SUM_ATOL, n_classes * float(np.finfo(dtype).eps))
+    return max(ROW_SUM_ATOL, n_classes * eps)
 
 
 def _value_tolerance(dtype) -> float:
-    dtype = np.dtype(dtype)
-    if dtype.kind != "f" or np.finfo(dtype).eps <= np.finfo(np.float64).eps:
+    eps = _eps(dtype)
+    if eps is None or eps <= np.finfo(np.float64).eps:
         return VALUE_ATOL
-    return max(VALUE_ATOL, 4 * float(np.finfo(dtype).eps))
+    return max(VALUE_ATOL, 4 * eps)
 
 
 def looks_like_probabilities(arr) -> bool:
@@ -290,13 +460,14 @@ def _fmt_index(idx: tuple) -> str:
 
 def check_probabilities(y_prob, name: str = "y_prob", *, allow_2d: bool = True,
                         allow_1d: bool = True, return_argmax: bool = False,
-                        option_hints: bool = False):
+                        option_hints: bool = False, dtype=None):
     """Validate predicted probabilities and return them as a float64 array.
 
     Parameters
     ----------
     y_prob : array_like, shape (n,) or (n, k)
-        Binary probabilities ``P(y=1)`` or a row-stochastic matrix.
+        Binary probabilities ``P(y=1)`` or a row-stochastic matrix: anything
+        :func:`as_array` reads (pandas, polars, torch, JAX, CuPy, ...).
     name : str
         Argument name used in error messages.
     allow_2d, allow_1d : bool
@@ -306,6 +477,9 @@ def check_probabilities(y_prob, name: str = "y_prob", *, allow_2d: bool = True,
     option_hints : bool
         Word the diagnosis of a failure with the loader's options (``renormalize=True``,
         ``kind='logits'``, ...); otherwise with what to do to the array.
+    dtype : numpy dtype or "bfloat16", optional
+        The dtype the values had before a caller widened them, for the tolerances (default:
+        their own; float16 and bfloat16 get :func:`row_sum_tolerance`).
 
     Returns
     -------
@@ -333,12 +507,15 @@ def check_probabilities(y_prob, name: str = "y_prob", *, allow_2d: bool = True,
     ...
     ValueError: y_prob: row 0 sums to 0.99, not 1 (tolerance 0.0001); rows sum to 1 only to within 0.01: rounded probabilities? renormalize them, e.g. P / P.sum(axis=1, keepdims=True)
     """
-    dtype = getattr(y_prob, "dtype", None)
+    arr, source = _as_array_and_dtype(y_prob, name)
+    if dtype is None:
+        dtype = source
     try:
-        arr = np.asarray(y_prob, dtype=np.float64)
+        arr = np.asarray(arr, dtype=np.float64)
     except (TypeError, ValueError) as exc:
         raise TypeError(f"{name}: could not convert to a float array ({exc})") from None
-    dtype = arr.dtype if dtype is None or np.dtype(dtype).kind != "f" else np.dtype(dtype)
+    if _eps(dtype) is None:
+        dtype = arr.dtype
     if arr.ndim == 1 and not allow_1d:
         raise ValueError(f"{name}: expected a 2-d array of shape (n, k), got shape {arr.shape}")
     if arr.ndim == 2 and not allow_2d:
@@ -494,7 +671,7 @@ def check_labels(y_true, n_classes: int, n_samples: int | None = None,
     ...
     ValueError: y_true: label 3 at index 1 is out of range; expected integers in 0..2
     """
-    arr = np.asarray(y_true)
+    arr = as_array(y_true, name)
     if arr.ndim == 2 and arr.shape[1] == 1:
         arr = arr[:, 0]
     if arr.ndim == 2 and arr.shape[1] == n_classes and arr.shape[0] > 0 \
@@ -620,7 +797,7 @@ def check_logits(logits, name: str = "X") -> np.ndarray:
     ValueError: X: row 0 has no finite logit (all -inf); every row needs at least one
     """
     try:
-        z = np.asarray(logits, dtype=np.float64)
+        z = np.asarray(as_array(logits, name), dtype=np.float64)
     except (TypeError, ValueError) as exc:
         raise TypeError(f"{name}: could not convert to a float array ({exc})") from None
     if z.ndim != 2:

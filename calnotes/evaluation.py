@@ -76,7 +76,8 @@ import numpy as np
 
 from . import _evalrows
 from . import scale as _scale
-from .data.loaders import Predictions, load_predictions
+from .data.loaders import Predictions, is_classifier, load_predictions
+from ._validate import is_array_like
 from .measures import confidence_scores
 from .significance import DEFAULT_BOOTSTRAP, DEFAULT_DRAWS, MIN_BOOTSTRAP
 from ._ties import check_ties
@@ -686,9 +687,20 @@ def _verified(snaps) -> list:
                 snap.close()
 
 
-def _as_predictions(predictions, labels, kind, allow_pickle, split, options) -> Predictions:
+def _as_predictions(predictions, labels, kind, allow_pickle, split, options,
+                    X=None) -> Predictions:
     if kind not in (None, "probs", "logits"):
         raise ValueError(f"kind: expected 'probs' or 'logits', got {kind!r}")
+    if is_classifier(predictions):     # a fitted classifier: predict_proba(X), classes_
+        given = [name for name, value in (("kind", kind),) if value is not None] + list(options)
+        if given:
+            raise ValueError(f"{given[0]}: does not apply to a classifier, whose predict_proba"
+                             " gives probabilities and classes_ names the classes")
+        return Predictions.from_estimator(predictions, X, labels)
+    if X is not None:
+        raise ValueError("X: applies to a fitted classifier (an object with predict_proba),"
+                         f" not to a {type(predictions).__name__}; evaluate(model, X=X_test,"
+                         " labels=y_test)")
     if isinstance(predictions, Predictions):
         given = [name for name, value in (("labels", labels), ("kind", kind))
                  if value is not None] + list(options)
@@ -699,14 +711,14 @@ def _as_predictions(predictions, labels, kind, allow_pickle, split, options) -> 
     if isinstance(predictions, (str, os.PathLike)):
         return load_predictions(predictions, labels=labels, kind=kind,
                                 allow_pickle=allow_pickle, split=split, **options)
-    if _is_frame(predictions):         # a pandas DataFrame: its columns read like a CSV's
+    if _is_frame(predictions):         # a pandas/polars DataFrame: its columns read like a CSV's
         text_only = [name for name in options if name in ("delimiter", "header")]
         if text_only:
             raise ValueError(f"{text_only[0]}: describes a text file; it does not apply to a"
                              " DataFrame")
         return Predictions.from_frame(predictions, labels=labels, kind=kind or "probs",
                                       **options)
-    if isinstance(predictions, (np.ndarray, list, tuple)) or hasattr(predictions, "__array__"):
+    if is_array_like(predictions):     # NumPy, Series, torch/JAX/CuPy (calnotes._validate)
         if labels is None:
             raise ValueError("labels: required when predictions is an array")
         file_only = [name for name in options if name in _FILE_ONLY]
@@ -716,25 +728,24 @@ def _as_predictions(predictions, labels, kind, allow_pickle, split, options) -> 
         if isinstance(labels, (str, os.PathLike)):       # a labels file with an array
             from .data.loaders import _load_labels
             labels = _load_labels(Path(labels), options.get("classes"))
-        try:                       # torch/jax/xarray objects, pandas Series: their __array__
-            predictions = np.asarray(predictions)
-        except (TypeError, ValueError, RuntimeError) as exc:
-            raise TypeError(f"predictions: could not convert {type(predictions).__name__} to a"
-                            f" NumPy array ({exc}); pass numpy.asarray(...) of it (a GPU"
-                            " tensor: .cpu().numpy())") from None
+        # converted by from_arrays (calnotes._validate.as_array): a GPU copy or bfloat16
+        # values widened are noted there
         if kind == "logits":
             return Predictions.from_arrays(labels, logits=predictions, **options)
         return Predictions.from_arrays(labels, predictions, **options)
     text = repr(predictions)
-    raise TypeError("predictions: expected a file path, Predictions or an (n, k) array, got"
-                    f" {type(predictions).__name__} {text[:60]} (a pandas DataFrame or any"
-                    " object with __array__ is read too)")
+    raise TypeError("predictions: expected a file path, Predictions, an (n, k) array or a"
+                    f" fitted classifier, got {type(predictions).__name__} {text[:60]} (pandas"
+                    " and polars DataFrames, and any object with __array__ or __dlpack__, are"
+                    " read too)")
 
 
 def _is_frame(value) -> bool:
-    """A pandas DataFrame, recognised without importing pandas."""
-    return (type(value).__name__ == "DataFrame" and type(value).__module__.startswith("pandas")
-            and hasattr(value, "columns") and hasattr(value, "iloc"))
+    """A pandas or polars DataFrame (anything 2-d with ``columns`` and ``to_numpy``),
+    recognised without importing either library."""
+    return (not isinstance(value, np.ndarray) and hasattr(value, "columns")
+            and callable(getattr(value, "to_numpy", None))
+            and len(getattr(value, "shape", ())) == 2)
 
 
 _BINS_NAME = "n_bins (command line: --bins)"
@@ -824,7 +835,7 @@ def _scores(pred: Predictions, y, P, notes: list) -> dict:
     return scores
 
 
-def evaluate(predictions, *, labels=None, kind: str | None = None, n_bins=None,
+def evaluate(predictions, *, labels=None, X=None, kind: str | None = None, n_bins=None,
              references: bool = True, out=None, force: bool = False,
              allow_pickle: bool = False, split: str = "test", label_column=None,
              prob_columns=None, ignore_columns=None, delimiter=None, classes=None,
@@ -839,15 +850,23 @@ def evaluate(predictions, *, labels=None, kind: str | None = None, n_bins=None,
 
     Parameters
     ----------
-    predictions : str, path-like, :class:`calnotes.data.Predictions` or array_like
+    predictions : str, path-like, :class:`calnotes.data.Predictions`, array_like or classifier
         A predictions file (see :func:`calnotes.data.load_predictions`), loaded predictions, a
-        pandas DataFrame (its columns read as a CSV's:
-        :meth:`calnotes.data.Predictions.from_frame`), or a probability (or, with ``kind="logits"``, logit) matrix of shape ``(n, k)``: any
-        array-like, also an object with ``__array__`` (a CPU torch tensor, a jax array).
+        pandas or polars DataFrame (its columns read as a CSV's:
+        :meth:`calnotes.data.Predictions.from_frame`), a probability (or, with
+        ``kind="logits"``, logit) matrix of shape ``(n, k)`` -- any array-like
+        (:func:`calnotes._validate.as_array`: a Series, a torch, JAX or CuPy array through
+        ``__array__`` or ``__dlpack__``; a GPU tensor is copied to the host and bfloat16
+        widened, with a note) -- or a fitted classifier with ``predict_proba`` (scikit-learn),
+        evaluated on ``X`` (:meth:`calnotes.data.Predictions.from_estimator`).
     labels : path-like or array_like, optional
         The labels that go with a ``.npy`` predictions file (a file or an array), or the labels
-        when ``predictions`` is an array or a DataFrame without a label column (an array, or
-        a labels file: ``.npy`` or text).
+        when ``predictions`` is an array, a classifier or a DataFrame without a label column
+        (an array, or a labels file: ``.npy`` or text).
+    X : array_like, optional
+        The samples a classifier ``predictions`` is evaluated on, ``predict_proba(X)``, as in
+        ``evaluate(model, X=X_test, labels=y_test)``; its ``classes_`` name the classes
+        (string labels are matched by name).  Only with a classifier.
     kind : {"probs", "logits"}, optional
         What a ``.npy``/CSV file or an array holds (default ``"probs"``).
     n_bins : int or sequence of int, optional
@@ -1006,7 +1025,7 @@ force_logits
     snaps = _snapshots(predictions, labels) if isinstance(predictions, (str, os.PathLike)) \
         else [None, None]
     try:                                         # hashed at load time: the bytes loaded (N7)
-        pred = _as_predictions(predictions, labels, kind, allow_pickle, split, options)
+        pred = _as_predictions(predictions, labels, kind, allow_pickle, split, options, X)
     finally:
         hashes = _verified(snaps)
     y, P = pred.labels, pred.probs

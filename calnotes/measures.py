@@ -31,7 +31,7 @@ import numpy as np
 
 from . import _binstats
 from ._ties import check_ties
-from ._validate import check_labels, check_n_bins, check_probabilities
+from ._validate import _as_array_and_dtype, check_labels, check_n_bins, check_probabilities
 
 __all__ = [
     "binned_ece",
@@ -341,8 +341,10 @@ def unbinned_ece(y_true, y_prob, *, p: float = 1) -> float:
 # --------------------------------------------------------------------------- aggregation
 
 def _check_matrix(y_prob, return_argmax=False):
+    y_prob, dtype = _as_array_and_dtype(y_prob, "y_prob")    # once: a GPU copy warns once
     try:
-        return check_probabilities(y_prob, allow_1d=False, return_argmax=return_argmax)
+        return check_probabilities(y_prob, allow_1d=False, return_argmax=return_argmax,
+                                   dtype=dtype)
     except ValueError as exc:
         if "expected a 2-d array" not in str(exc):
             raise

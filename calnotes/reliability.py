@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validate import check_labels, check_probabilities
+from ._validate import _as_array_and_dtype, check_labels, check_probabilities
 from .binning import _width_bins_unchecked, equal_mass_bins
 from .expectation import poisson_binomial_pmf
 from .measures import _check_binning, _check_bins
@@ -58,6 +58,7 @@ def _check_level(level) -> float:
 
 def _binary_prob(y_prob) -> np.ndarray:
     """``y_prob`` of a binary problem, with a hint for a ``(n, k)`` matrix."""
+    y_prob, dtype = _as_array_and_dtype(y_prob, "y_prob")
     try:
         ndim = np.ndim(y_prob)
     except (TypeError, ValueError):     # ragged input: check_probabilities words the error
@@ -67,7 +68,7 @@ def _binary_prob(y_prob) -> np.ndarray:
             f"y_prob: a binary function needs shape (n,) with P(y = 1), got shape"
             f" {np.shape(y_prob)}; for k classes pass the confidence problem"
             " (calnotes.confidence_scores(y, P)) or one class, P[:, r] against y == r")
-    return check_probabilities(y_prob, name="y_prob", allow_2d=False)
+    return check_probabilities(y_prob, name="y_prob", allow_2d=False, dtype=dtype)
 
 
 # ------------------------------------------------------------------- Poisson-binomial laws

@@ -29,7 +29,7 @@ from typing import Callable
 
 import numpy as np
 
-from ._validate import check_labels, check_logits, check_pair, check_probabilities
+from ._validate import as_array, check_labels, check_logits, check_pair, check_probabilities
 
 __all__ = [
     "ProperLoss",
@@ -368,7 +368,7 @@ def bregman_divergence(q, p, generator: BregmanGenerator = SQUARED_NORM) -> np.n
 
 
 def _check_weights(weights) -> np.ndarray:
-    w = np.asarray(weights, dtype=np.float64)
+    w = np.asarray(as_array(weights, "weights"), dtype=np.float64)
     if w.ndim != 1 or w.size == 0:
         raise ValueError(f"weights: expected a non-empty 1-d array, got shape {w.shape}")
     if not np.all(np.isfinite(w)) or np.any(w < 0) or abs(w.sum() - 1.0) > 1e-12:

@@ -110,7 +110,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .._validate import (check_labels, check_probabilities, diagnose_probabilities,
+from .._validate import (_as_array_and_dtype, _eps, as_array, check_labels,
+                         check_probabilities, diagnose_probabilities,
                          looks_like_probabilities, renormalize_rows, row_sum_tolerance)
 
 __all__ = ["Predictions", "load_predictions", "save_predictions", "LABEL_COLUMNS",
@@ -242,10 +243,10 @@ class Predictions:
                              " kind='logits' with it (command line: --logits), or drop it")
         notes = []
         what = "logits" if logits is not None else "probs"
-        y = _as_array(labels, "labels")
+        y, _ = _as_array(labels, "labels", notes)
         if y.ndim == 2 and y.shape[1] == 1:
             y = y[:, 0]
-        raw = _as_array(logits if logits is not None else probs, what)
+        raw, source_dtype = _as_array(logits if logits is not None else probs, what, notes)
         _check_shapes(y, raw, what)
         one_column = raw.ndim == 2 and raw.shape[1] == 1
         if one_column:
@@ -272,8 +273,8 @@ class Predictions:
                     " calibration needs at least two classes; if every sample really has"
                     " P(y = 1) = 1, pass the two columns [1 - p, p]")
             if renormalize is False and raw.ndim == 2 and raw.dtype.kind == "f" \
-                    and np.finfo(raw.dtype).eps > np.finfo(np.float32).eps:
-                raw, note = _renormalize_coarse(raw)
+                    and (_eps(source_dtype) or 0.0) > np.finfo(np.float32).eps:
+                raw, note = _renormalize_coarse(raw, source_dtype)
                 if note:
                     notes.append(note)
             if renormalize is not False and raw.ndim == 2:
@@ -281,7 +282,8 @@ class Predictions:
                 if note:
                     notes.append(note)
             try:
-                P = check_probabilities(raw, name="probs", option_hints=True)
+                P = check_probabilities(raw, name="probs", option_hints=True,
+                                        dtype=source_dtype)
             except ValueError:
                 _refuse_rounded(raw)        # names the worst row rather than the first
                 raise
@@ -300,7 +302,7 @@ class Predictions:
     def from_frame(cls, frame, *, labels=None, kind: str = "probs", label_column=None,
                    prob_columns=None, ignore_columns=None, classes=None, renormalize=False,
                    force_logits: bool = False, source: str = "DataFrame"):
-        """Predictions from a pandas DataFrame, read as a CSV with its header would be.
+        """Predictions from a pandas or polars DataFrame, read as a CSV with its header would be.
 
         The label column, the class columns and the skipped columns (a pandas index such as
         ``Unnamed: 0``, identifiers, a column numbering the rows) are found from the column
@@ -317,13 +319,85 @@ class Predictions:
         ([1, 0], ('cat', 'dog'))
         """
         names = [str(c) for c in frame.columns]
-        columns = [frame.iloc[:, j].to_numpy() for j in range(len(names))]
-        table = _Table.from_columns(names, columns)
+        table = _Table.from_columns(names, _frame_columns(frame, len(names)))
         csv_options = {"label_column": label_column, "prob_columns": prob_columns,
                        "ignore_columns": ignore_columns, "header": True}
         options = {"renormalize": renormalize, "force_logits": force_logits,
                    "classes": classes}
         return _from_table(source, table, _check_kind(kind), labels, csv_options, options)
+
+    @classmethod
+    def from_estimator(cls, model, X, labels, *, source: str | None = None):
+        """Predictions of a fitted classifier on ``X``: ``model.predict_proba(X)``, with
+        ``model.classes_`` as the class names (as scikit-learn's
+        ``CalibrationDisplay.from_estimator``).
+
+        Labels are matched to the classes by name when ``classes_`` is not ``0..k-1``
+        (``["cat", "dog"]``, ``[-1, 1]``, ``[1, 2, 3]``), so string labels work as they did
+        for fitting; the mapping is noted and kept in :attr:`label_mapping`, and
+        :attr:`class_columns` holds the class names.  Any object with ``predict_proba``
+        works; scikit-learn is not imported.
+
+        Examples
+        --------
+        >>> from sklearn.linear_model import LogisticRegression
+        >>> X = np.array([[0.0], [1.0], [2.0], [3.0]])
+        >>> y = np.array(["no", "no", "yes", "yes"])
+        >>> pred = Predictions.from_estimator(LogisticRegression().fit(X, y), X, y)
+        >>> pred.labels.tolist(), pred.class_columns, pred.source
+        ([0, 0, 1, 1], ('no', 'yes'), 'LogisticRegression.predict_proba(X)')
+        """
+        return _from_estimator(model, X, labels, source)
+
+
+def is_classifier(value) -> bool:
+    """A fitted-or-not probabilistic classifier (scikit-learn's protocol: ``predict_proba``),
+    recognised without importing scikit-learn."""
+    return (not isinstance(value, (np.ndarray, str, os.PathLike, Predictions))
+            and callable(getattr(value, "predict_proba", None)))
+
+
+def _from_estimator(model, X, labels, source=None) -> "Predictions":
+    """:meth:`Predictions.from_estimator` (kept out of the class body to keep it short)."""
+    if X is None:
+        raise ValueError(f"X: required with a classifier ({type(model).__name__}): the"
+                         " samples to predict, e.g. evaluate(model, X=X_test, labels=y_test)")
+    if labels is None:
+        raise ValueError(f"labels: required with a classifier ({type(model).__name__}): the"
+                         " true classes of the samples in X")
+    if isinstance(labels, (str, os.PathLike)):                # a labels file
+        labels = _load_labels(Path(labels))
+    P = model.predict_proba(X)
+    if isinstance(P, list):
+        raise ValueError(f"predictions: {type(model).__name__}.predict_proba returned a list of"
+                         f" {len(P)} arrays (a multi-output classifier?); evaluate one output"
+                         " at a time")
+    classes = getattr(model, "classes_", None)
+    names = None if classes is None else [_label_text(c) for c in as_array(classes, "classes_")]
+    identity = names is not None and names == [str(i) for i in range(len(names))]
+    pred = Predictions.from_arrays(labels, P, source=source or (
+        f"{type(model).__name__}.predict_proba(X)"), classes=None if identity else names)
+    if names is not None:
+        if len(names) != pred.n_classes:
+            raise ValueError(f"predictions: {type(model).__name__}.predict_proba gave"
+                             f" {pred.n_classes} columns but classes_ has {len(names)}")
+        pred = dataclasses.replace(pred, class_columns=tuple(names))
+    return pred
+
+
+def _frame_columns(frame, k: int) -> list:
+    """A DataFrame's columns as 1-d NumPy arrays, without importing its library: pandas by
+    position (``iloc``, which keeps repeated names apart), polars by ``to_series`` (or
+    ``get_column``), anything else with ``columns`` and ``to_numpy`` through the whole
+    matrix."""
+    if hasattr(frame, "iloc"):
+        return [frame.iloc[:, j].to_numpy() for j in range(k)]
+    if callable(getattr(frame, "to_series", None)):
+        return [frame.to_series(j).to_numpy() for j in range(k)]
+    if callable(getattr(frame, "get_column", None)):
+        return [frame.get_column(name).to_numpy() for name in frame.columns]
+    values = np.asarray(frame.to_numpy())
+    return [values[:, j] for j in range(k)]
 
 
 def _refuse_probabilities_as_logits(raw: np.ndarray) -> None:
@@ -364,7 +438,7 @@ def _refuse_probabilities_as_logits(raw: np.ndarray) -> None:
                          " these look like percentages, not logits;" + force)
 
 
-def _renormalize_coarse(raw: np.ndarray):
+def _renormalize_coarse(raw: np.ndarray, dtype=None):
     """float16 probabilities: rows divided by their sums when they are off by more than
     :data:`calnotes._validate.ROW_SUM_ATOL` but within the dtype's own tolerance
     (:func:`calnotes._validate.row_sum_tolerance`; float16 rounding moves a row sum by up to
@@ -376,24 +450,30 @@ def _renormalize_coarse(raw: np.ndarray):
             or values.max() > 1:
         return raw, None
     dev = np.abs(values.sum(axis=1) - 1.0)
-    tol = row_sum_tolerance(raw.dtype, raw.shape[1])
+    dtype = raw.dtype if dtype is None else dtype      # "bfloat16": widened already
+    tol = row_sum_tolerance(dtype, raw.shape[1])
     off = dev > ROW_SUM_ATOL
     if not off.any() or dev.max() > tol:
         return raw, None
     values[off] /= values[off].sum(axis=1, keepdims=True)
-    return values, (f"probs: {raw.dtype} values, whose rounding moves a row sum by up to"
+    return values, (f"probs: {dtype} values, whose rounding moves a row sum by up to"
                     f" {tol:.2g}: divided the {int(off.sum())} of {raw.shape[0]} rows off by"
                     f" more than {ROW_SUM_ATOL:g} by their sums (largest deviation"
                     f" {dev.max():.2g})")
 
 
-def _as_array(values, name: str) -> np.ndarray:
+def _as_array(values, name: str, notes: list | None = None):
+    """``(array, source dtype)``: any array-like (:func:`calnotes._validate.as_array`: pandas,
+    polars, torch, JAX, CuPy; a GPU copy or a widened float16/bfloat16 appends to ``notes``),
+    object arrays read as strings or numbers.  The dtype is the values' own, or
+    ``"bfloat16"`` for values widened from it."""
     if values is None:
         raise ValueError(f"{name}: missing")
-    arr = np.asarray(values)
+    arr, dtype = _as_array_and_dtype(values, name, notes)
     if arr.dtype == object:
         arr = _from_objects(arr, name)
-    return arr
+        dtype = arr.dtype
+    return arr, dtype
 
 
 def _from_objects(arr: np.ndarray, name: str) -> np.ndarray:
@@ -1313,7 +1393,7 @@ def _from_table(path, table: _Table, kind: str, labels, csv_options: dict,
                 y = np.array(texts)
     else:
         y = _load_labels(Path(labels), options.get("classes")) \
-            if isinstance(labels, (str, os.PathLike)) else np.asarray(labels)
+            if isinstance(labels, (str, os.PathLike)) else labels     # any array-like
     # without a header the names are positions ("0", "1", ...), which name no class
     options = dict(options, column_names=[names[j] if header else "" for j in prob_cols])
     pred = _build(path, y, matrix, kind, options, notes,
@@ -1551,7 +1631,7 @@ def load_predictions(path, *, labels=None, kind: str | None = None, allow_pickle
         if isinstance(labels, (str, os.PathLike)):
             y = _load_labels(Path(labels), classes)
         else:
-            y = np.asarray(labels)
+            y = labels                          # any array-like: from_arrays converts it
         return _build(path, y, matrix, kind or "probs", options)
     if is_csv:
         return _read_csv(path, kind or "probs", labels, csv_options, options)
