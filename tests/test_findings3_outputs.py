@@ -1,6 +1,7 @@
 """Regression tests for issue 21, items 3 and 5: provenance and outputs that cannot mix, and one
 representation of the same input in memory and out of core (findings N7-N10, N-L10, N-L12..16,
-N-L19, N-L23, N-L25, N-L26 of ``../shared/input-findings-3.md``).
+N-L18, N-L19, N-L23, N-L25, N-L26 of ``../shared/input-findings-3.md``; N-L17, a speed finding,
+is left to the benchmarks, see the end of the file).
 
 Every test builds its own small input in ``tmp_path``.  Expected values come from the inputs
 (hashlib on the bytes written, accuracy from the arrays), never from the code under test.
@@ -548,3 +549,36 @@ def test_NL26_n1_labels_same_in_memory_and_out_of_core(tmp_path, threads, folded
     assert_same_report(mem, calnotes.evaluate(folder, n_bins=[5, 10]))
     assert_same_report(mem, calnotes.evaluate(tmp_path / "p.npy", labels=tmp_path / "y.npy",
                                               n_bins=[5, 10], out_of_core=True))
+
+
+# --- N-L18: calnotes run checks ranges and paths before a kernel starts ------------------------
+
+@pytest.mark.parametrize("argv, message", [
+    (["run", "measures", "-p", "n_samples", "-5"], "-p n_samples: expected a positive integer"),
+    (["run", "measures", "-p", "n_bins", "0"], "-p n_bins: expected a positive integer"),
+    (["run", "measures", "-p", "n_classes", "1"], "-p n_classes: expected at least 2 classes"),
+    (["run", "ledger", "-p", "size", "huge"], "-p size: expected one of 'smoke', 'full'"),
+    (["run", "evaluate", "-p", "predictions", "nothere.npz"],
+     "-p predictions: no such file: nothere.npz"),
+])
+def test_NL18_run_checks_ranges_and_paths_before_a_kernel(argv, message, tmp_path, capsys,
+                                                         monkeypatch):
+    import calnotes.chapters as chapters
+
+    def no_kernel(*args, **kwargs):                 # a kernel must never start for these
+        raise AssertionError("papermill was called")
+
+    import papermill
+    monkeypatch.setattr(papermill, "execute_notebook", no_kernel)
+    root = chapters.find_book_root()
+    monkeypatch.chdir(tmp_path)
+    start = time.perf_counter()
+    assert cli.main(["--book", str(root), *argv, "--out", str(tmp_path / "o")]) == 2
+    assert message in capsys.readouterr().err
+    assert time.perf_counter() - start < 30          # refused up front, not after a run
+    assert not (tmp_path / "o").exists()
+
+
+# N-L17 (speed of --bins m close to n, and of the full report on 10^6 rows) is a performance
+# finding: it is measured by the benchmark grid of issue 20 (benchmarks/, m close to n
+# included), not by a timed test (developers' guide: performance lives in benchmarks/).
