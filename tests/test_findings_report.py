@@ -429,8 +429,8 @@ def test_M18_n_bins_and_predictions_are_checked_first(tmp_path):
         assert {r["n_bins"] for r in calnotes.evaluate(P, labels=y, n_bins=good).rows
                 if r["n_bins"] is not None} == {5}
     for bad, got in ((None, "NoneType"), (5, "int 5"), ({"a": 1}, "dict")):
-        with pytest.raises(TypeError, match=r"predictions: expected a file path, Predictions or"
-                                            rf" an \(n, k\) array, got {got}"):
+        with pytest.raises(TypeError, match=r"predictions: expected a file path, Predictions, an"
+                                            rf" \(n, k\) array or a fitted classifier, got {got}"):
             calnotes.evaluate(bad, labels=y)
 
 
