@@ -266,6 +266,7 @@ def check_parameter(name: str, value, default):
 
 
 _CHOICES = {"size": ("smoke", "full"), "claim_size": ("smoke", "full"),
+            "coverage_size": ("smoke", "full"),
             "dataset": ("mnist5k", "digits"), "kind": ("logits", "probs")}
 _CLASS_COUNTS = ("k", "n_classes", "k_classes", "k_max", "sim_classes")
 _UNIT_INTERVAL = ("q_demo", "eps", "eps1", "eps2", "eps3")

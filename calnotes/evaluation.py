@@ -924,7 +924,9 @@ force_logits
         :mod:`calnotes.significance`).  Row keys ``p_value``, ``p_value_method``
         (``"exact"``: the upper end of a certified bracket, also given as ``p_value_lower``;
         ``"monte-carlo"`` with ``p_value_draws``), ``ci_lower``, ``ci_upper``, ``ci_level``
-        and ``bootstrap``.
+        and ``bootstrap``; ``ci_note`` instead of the interval where a bin holds fewer than
+        ``calnotes._evalrows.MIN_ROWS_PER_BIN`` = 10 rows on average (below the coverage
+        measured by :mod:`calnotes.coverage`).
     draws : int, default 200
         Monte Carlo replications of the null for rows without an exact law (command line:
         ``--draws``; at least 19); the p-value's resolution is ``1 / (draws + 1)``.

@@ -24,15 +24,20 @@ By seeded Monte Carlo otherwise
     which is a valid p-value for any ``R`` (Davison & Hinkley 1997, eq. 4.11); its resolution is
     ``1 / (R + 1)``.
 
-The bootstrap interval resamples the rows (``n`` with replacement, ``B`` times) and recomputes
-the measure with its own bins on each resample (the percentile interval).
+The bootstrap interval is an interval of ``E[T_n]``, the mean of the measure over test sets of
+the same size ``n`` from the same population.  It resamples the rows (``n`` with replacement,
+``B >= MIN_BOOTSTRAP`` times), recomputes the measure with its own bins on each resample, and
+reflects the resamples' deviations from their own mean around the value
+(:func:`calnotes._evalrows.basic_interval`): the percentile interval of the resamples would
+be shifted upward, since a binned error grows on a resample (duplicated rows inflate it once
+more).  Its coverage is measured on exact populations by :mod:`calnotes.coverage`.
 
 Row order: the null's uniforms and the resamples' multiplicities are assigned to the rows in a
 canonical order (rows sorted by their predictions, then outcome; see
 ``calnotes._evalrows.canonical_order``), so with ``ties="average"`` the p-values and intervals,
-like the values, do not depend on the order of the input rows (for a given seed).  It describes how much
-the *value* would move with other data from the same population; the p-value says whether it is
-larger than calibration alone explains.
+like the values, do not depend on the order of the input rows (for a given seed).  The interval
+says where the value of other data of the same size from the same population lies on average;
+the p-value says whether it is larger than calibration alone explains.
 
 Chapter "Evaluate your own model" (``book/practice/evaluate``).
 """
@@ -44,14 +49,19 @@ import numpy as np
 from .expectation import poisson_binomial_pmf
 
 __all__ = ["poisson_binomial_pmf_fft", "exact_tail_bounds", "monte_carlo_p_value",
-           "draw_categorical", "DEFAULT_DRAWS", "DEFAULT_BOOTSTRAP", "CI_LEVEL"]
+           "draw_categorical", "DEFAULT_DRAWS", "DEFAULT_BOOTSTRAP", "CI_LEVEL",
+           "MIN_BOOTSTRAP"]
 
 #: Monte Carlo draws of the calibrated null per row when the exact law is not available.
 DEFAULT_DRAWS = 200
 #: Bootstrap resamples per row.
 DEFAULT_BOOTSTRAP = 200
-#: Level of the bootstrap percentile interval.
+#: Level of the bootstrap interval (of ``E[T_n]``; :func:`calnotes._evalrows.basic_interval`).
 CI_LEVEL = 0.9
+#: Fewest bootstrap resamples (besides 0: none): the interval's ends are the ``(1 -+ level) / 2``
+#: quantiles of the resamples' deviations, and at level 0.9 a sample of ``B`` places its 5%
+#: quantile strictly inside its range only when ``(B + 1) * 0.05 >= 1`` (as ``draws >= 19``).
+MIN_BOOTSTRAP = 19
 #: Grid cells below the observed value in :func:`exact_tail_bounds`.
 GRID_CELLS = 1 << 14
 _LEAF = 64
