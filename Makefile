@@ -49,7 +49,7 @@ course: $(COURSE_STAMP) $(MATHJAX)
 	@echo "Course: _build/course/html/index.html, _build/course/notebooks/, _build/course/calnotes.pdf"
 
 $(COURSE_STAMP): $(STAMP)
-	$(VENV)/bin/uv pip install -p $(VENV) -e '.[course]'
+	$(VENV)/bin/uv pip install --compile-bytecode -p $(VENV) -e '.[course]'
 	touch $@
 
 env: $(STAMP)
@@ -60,10 +60,12 @@ $(VENV)/bin/uv:
 	$(PYTHON) -m pip --version >/dev/null 2>&1 || $(PYTHON) -m ensurepip --upgrade
 	$(PYTHON) -m pip install --quiet uv
 
+# --compile-bytecode: write the .pyc files at install time; with PYTHONDONTWRITEBYTECODE set (as on
+# our machines) Python would otherwise recompile scipy & co. on every start (about 1 s per process).
 # Reinstall when pyproject.toml changes, and when a package __init__.py appears or changes: the
 # editable install records which folders were namespace packages (no __init__.py) at install time.
 $(STAMP): pyproject.toml $(wildcard calnotes/__init__.py calnotes/*/__init__.py) | $(VENV)/bin/uv
-	$(VENV)/bin/uv pip install -p $(VENV) -e '.[book,test,data,scale,browser]'
+	$(VENV)/bin/uv pip install --compile-bytecode -p $(VENV) -e '.[book,test,data,scale,browser]'
 	touch $@
 
 $(MATHJAX): scripts/fetch_mathjax.sh
