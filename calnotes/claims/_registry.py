@@ -269,8 +269,105 @@ class Result:
             text += f"; illustration only: {c.evidence}"
         return text
 
+    def _repr_html_(self) -> str:
+        return claim_line_html(self)
+
     def __repr__(self) -> str:
         return f"Result({self.claim.id!r}, measured={self.measured!r}, status={self.status!r})"
+
+
+#: Badge of each status in a chapter's claim line: (label, background, text colour). The
+#: colours are the Okabe-Ito palette's (distinguishable with every common colour-vision
+#: deficiency); the word on the badge carries the status too.
+BADGES = {
+    "verified": ("agrees", "#009E73", "#fff"),
+    "illustration": ("illustration", "#56B4E9", "#000"),
+    "erratum": ("erratum (confirmed)", "#E69F00", "#000"),
+    "finding": ("finding on our data", "#CC79A7", "#000"),
+    "FAILED": ("FAILED", "#D55E00", "#fff"),
+}
+
+
+def claim_anchor(claim_id: str) -> str:
+    """The HTML id of a claim's row on the ledger page (``claim-000-ex1-1-...``)."""
+    return "claim-" + claim_id.replace(".", "-").replace("_", "-")
+
+
+def erratum_anchor(claim_id: str) -> str:
+    """The HTML id of a claim's entry on the errata page (``erratum-000-ex1-1-...``)."""
+    return "erratum-" + claim_id.replace(".", "-").replace("_", "-")
+
+
+def _appendix_link(chapter: str, page: str) -> str:
+    import posixpath
+    return posixpath.relpath(f"book/appendix/{page}", posixpath.dirname(chapter)) + ".html"
+
+
+def claim_line_html(result: "Result") -> str:
+    """One line per claim, the same in every chapter (see :func:`show`).
+
+    A badge whose colour and word give the status, the claim id linked to its row on the
+    verification ledger (and, for an erratum, to its entry on the errata page), what was
+    measured against what the paper implies, the size the claim ran at (the claim's registered
+    size, not the chapter's parameters), and a *why* dropdown with the tolerance's reasoning and
+    the negative controls.
+    """
+    import html as _html
+    c = result.claim
+    status = result.status
+    word, bg, fg = BADGES.get(status, BADGES["FAILED"])
+    badge = (f'<span class="claim-badge" style="background:{bg};color:{fg};border-radius:3px;'
+             f'padding:0 0.4em;font-size:0.85em;white-space:nowrap">{word}</span>')
+    ledger = _appendix_link(c.chapter, "ledger") + "#" + claim_anchor(c.id)
+    ident = f'<a href="{ledger}"><code>{_html.escape(c.id)}</code></a>'
+    extra = ""
+    if status == "erratum":
+        errata = _appendix_link(c.chapter, "errata") + "#" + erratum_anchor(c.id)
+        extra = f' &middot; <a href="{errata}">what is true instead</a>'
+    elif status == "finding":
+        extra = f' &middot; <a href="{_appendix_link(c.chapter, "data_findings")}">findings</a>'
+    numbers = (f"measured {result.measured:.4g}, paper {c.reference:.4g} "
+               f"({c.comparison} {c.tolerance:.2g}; size <code>{result.size}</code>)")
+    why = [f"<b>Tolerance.</b> {_html.escape(c.tolerance_reason)}"]
+    if result.controls:
+        why.append("<b>Negative controls</b> (must come out disagreeing): " + "; ".join(
+            f"<i>{_html.escape(k.name)}</i> {'rejected' if k.rejected else 'NOT REJECTED'} "
+            f"(measured {k.measured:.4g} vs {k.reference:.4g})" for k in result.controls))
+    if c.expect == "illustrates":
+        why.append(f"<b>Illustration only.</b> {_html.escape(c.evidence)}")
+    details = ("<details style='display:inline'><summary style='display:inline;cursor:pointer'>"
+               "<small>why</small></summary><div><small>" + "<br>".join(why)
+               + "</small></div></details>")
+    return (f'<div class="claim-line">{badge} {ident} <small>({_html.escape(c.source)})'
+            f"{extra}</small>: {numbers} {details}</div>")
+
+
+class ClaimLines(list):
+    """Results shown as one claim line each (what :func:`show` returns)."""
+
+    def _repr_html_(self) -> str:
+        return "".join(claim_line_html(r) for r in self)
+
+    def _repr_markdown_(self) -> str:
+        return "\n\n".join(r._repr_markdown_() for r in self)
+
+
+def show(results) -> ClaimLines:
+    """Display several claim results, one line each, in the format every chapter uses.
+
+    Parameters
+    ----------
+    results : iterable of Result
+        What :func:`assert_claim` returned.
+
+    Examples
+    --------
+    >>> from calnotes import claims
+    >>> lines = claims.show([claims.run_claim("001.eq3.3", "smoke")])
+    >>> len(lines)
+    1
+    """
+    return ClaimLines(results)
 
 
 def register(claim: Claim) -> Claim:
