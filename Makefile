@@ -8,7 +8,7 @@ PYTHON  := $(VENV)/bin/python
 STAMP   := $(VENV)/.installed
 MATHJAX := book/_mathjax_extra/_static/mathjax/tex-mml-chtml.js
 
-.PHONY: test book browser-check course env clean distclean
+.PHONY: test book browser-check course course-smoke env clean distclean
 
 # The browser check's own test (tests/test_browser_check.py) needs Debian's chromium and
 # chromium-driver: installed here when missing and we are root with apt-get; else that test skips.
@@ -36,20 +36,34 @@ _build/html/index.html:
 
 # The course edition (scripts/course.py, scripts/course_pdf.py), next to the teacher book that
 # `make book` builds in _build/html: the student edition, solutions removed (each replaced by how
-# to check an answer with calnotes.exercises.check), built and executed like `make book` into
-# _build/course/html; the chapters as notebooks without outputs or solutions in
-# _build/course/notebooks; the student edition printed by headless Chromium, offline, to
-# _build/course/calnotes.pdf. `make book course` builds both editions.
+# to check an answer with calnotes.exercises.check), built like `make book` (-W -n) into
+# _build/course/html; every chapter as a notebook for plain Jupyter (numbers filled in, an answer
+# and a check cell per exercise, kernel `calnotes`) in _build/course/notebooks; the student
+# edition without the API reference printed by headless Chromium, offline, with page numbers, to
+# _build/course/calnotes.pdf. Pages that the teacher build ran after their last edit are not run
+# again (their outputs are reused: `make book course` executes each chapter once); without a
+# teacher build every page is executed. The course extra adds JupyterLab and the kernel.
 COURSE_STAMP := $(VENV)/.installed-course
 
 course: $(COURSE_STAMP) $(MATHJAX)
 	scripts/ensure_chromium.sh
 	$(PYTHON) scripts/course.py
-	$(PYTHON) scripts/course_pdf.py
+	$(PYTHON) scripts/course_pdf.py --verify
 	@echo "Course: _build/course/html/index.html, _build/course/notebooks/, _build/course/calnotes.pdf"
 
-$(COURSE_STAMP): $(STAMP)
+# A few minutes, for CI (after `make book`, whose executed chapters it reuses): the student
+# edition of the intro and one chapter (solutions stripped from every page), every chapter's
+# student notebook (converted, checked for leftover MyST and glue), and a PDF of the intro whose
+# every page must carry its page number; in _build/course-smoke.
+course-smoke: $(COURSE_STAMP) $(MATHJAX) | _build/html/index.html
+	scripts/ensure_chromium.sh
+	$(PYTHON) scripts/course.py --out _build/course-smoke --only book/foundations/measures
+	$(PYTHON) scripts/course_pdf.py --html _build/course-smoke/html --toc _build/course-smoke-src/_toc.yml \
+	    --pages book/intro --out _build/course-smoke/smoke.pdf --verify
+
+$(COURSE_STAMP): $(STAMP) pyproject.toml
 	$(VENV)/bin/uv pip install --compile-bytecode -p $(VENV) -e '.[course]'
+	$(PYTHON) -m ipykernel install --sys-prefix --name calnotes --display-name "calnotes (Python 3)"
 	touch $@
 
 env: $(STAMP)

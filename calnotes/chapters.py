@@ -29,7 +29,9 @@ Paths
     parameters, output folders, which are always made absolute.  Any other string is passed
     as typed.
 Outputs
-    A run writes ``OUT/<chapter>.ipynb``; an existing one is kept unless ``force=True``.  A run
+    A run writes ``OUT/<chapter>.ipynb``, its markdown cells rewritten as plain Jupyter
+    Markdown with this run's glued numbers filled in (:mod:`calnotes.notebook_markdown`); an
+    existing one is kept unless ``force=True``.  A run
     whose cell fails writes ``OUT/<chapter>.failed.ipynb`` instead (replacing an earlier
     failed run's file) and leaves ``<chapter>.ipynb`` alone, so a rerun needs no ``force``.
 Kernel
@@ -128,6 +130,10 @@ def parse_parameters(source: str) -> dict:
     return out
 
 
+def _join(source) -> str:
+    return "".join(source) if isinstance(source, list) else source
+
+
 def _read_chapter(root: Path, docname: str) -> Chapter | None:
     for suffix in (".md", ".ipynb"):
         path = root / (docname + suffix)
@@ -135,15 +141,23 @@ def _read_chapter(root: Path, docname: str) -> Chapter | None:
             break
     else:
         return None
-    if path.suffix != ".md":
-        return None
-    text = path.read_text()
-    title_match = re.search(r"^# (.+)$", text, flags=re.MULTILINE)
     parameters = {}
-    for options, source in _code_cells(text):
-        if re.search(r"tags:.*\bparameters\b", options):
-            parameters = parse_parameters(source)
-            break
+    if path.suffix == ".md":
+        text = path.read_text()
+        for options, source in _code_cells(text):
+            if re.search(r"tags:.*\bparameters\b", options):
+                parameters = parse_parameters(source)
+                break
+    else:                       # a figure page kept as a notebook (book/*/figures/*.ipynb)
+        import json
+        cells = json.loads(path.read_text()).get("cells", [])
+        text = "\n\n".join(_join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+        for cell in cells:
+            if cell["cell_type"] == "code" \
+                    and "parameters" in cell.get("metadata", {}).get("tags", []):
+                parameters = parse_parameters(_join(cell["source"]))
+                break
+    title_match = re.search(r"^# (.+)$", text, flags=re.MULTILINE)
     return Chapter(name=path.stem, docname=docname, path=path,
                    title=title_match.group(1).strip() if title_match else path.stem,
                    parameters=parameters)
@@ -498,7 +512,7 @@ def run_chapter(name: str, parameters: dict, out_dir: str | Path, *, force: bool
     except OSError as exc:
         raise type(exc)(f"--out: cannot create the folder {out_dir} ({exc.strerror or exc})"
                         ) from None
-    notebook = jupytext.read(chapter.path)
+    notebook = _read_notebook(chapter.path)
     notebook.metadata["kernelspec"] = {"name": kernel, "display_name": "Python 3",
                                        "language": "python"}
     # Executed into a hidden file, renamed when done: a failed run never replaces target.
@@ -523,8 +537,48 @@ def run_chapter(name: str, parameters: dict, out_dir: str | Path, *, force: bool
     except BaseException:
         partial.unlink(missing_ok=True)
         raise
+    try:
+        _plain_markdown(partial, chapter, book_root)
+    except Exception as exc:  # noqa: BLE001 - the run succeeded: keep it, as executed
+        import warnings
+        warnings.warn(f"{target}: the markdown was left as MyST ({type(exc).__name__}: {exc})",
+                      RuntimeWarning, stacklevel=2)
     os.replace(partial, target)
     return target
+
+
+def _read_notebook(path: Path):
+    """A chapter as a notebook: a MyST markdown file through jupytext; a figure page's
+    ``.ipynb`` as it is, given cell ids where its cells have none (older nbformat writers)."""
+    import warnings
+
+    import jupytext
+    import nbformat
+
+    from .notebook_markdown import _cell_ids
+    if path.suffix != ".ipynb":
+        return jupytext.read(path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", getattr(nbformat.warnings, "MissingIDFieldWarning",
+                                                UserWarning))
+        notebook = nbformat.read(path, as_version=4)
+    _cell_ids(notebook)
+    return notebook
+
+
+def _plain_markdown(notebook: Path, chapter: Chapter, book_root: Path) -> None:
+    """Rewrite the markdown cells of an executed chapter for a plain Jupyter front end: the
+    glued numbers of this run filled in, directives and references as plain Markdown
+    (:mod:`calnotes.notebook_markdown`).  A glue key without a value (none in a successful
+    run of the book's chapters) is marked in the text instead of failing the finished run."""
+    import nbformat
+
+    from . import notebook_markdown as nm
+    nb = nbformat.read(notebook, as_version=4)
+    glue = nm.glue_from_notebook(nb)
+    new = nm.convert_notebook(nb, glue, nm.book_index(book_root), docname=chapter.docname,
+                              missing="mark")
+    nbformat.write(new, notebook)
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,15 @@
     a table (or, with ``--json``, the report as JSON) and, with ``--out``, writes
     ``report.json``, ``report.csv``, ``reliability.png``, ``sharpness.png`` and
     ``utility_ecdf.png``.  ``--out`` is checked before anything is computed, and the table is
-    printed before the files are written.
+    printed before the files are written.  The loader flags (``--logits``, ``--label-column``,
+    ``--classes``, ...) go to :func:`calnotes.as_predictions`, which reads the file once the
+    other options are checked; ``--timings`` prints how long each part took, and
+    ``--progress`` / ``--no-progress`` force the progress bar on or off.
+``calnotes check-notebook SUBMISSION.ipynb|FOLDER ... [--out DIR] [--timeout S]``
+    Run submitted student notebooks (the course edition's, with a ``check(...)`` cell per
+    exercise) and collect each exercise's verdict: right, not yet, not answered, unreadable,
+    error; with ``--out``, ``summary.csv`` (student x exercise) and ``details.csv`` (see
+    :mod:`calnotes.coursework`).
 ``calnotes --version``
     The calnotes version.
 
@@ -37,7 +45,7 @@ from . import chapters as _chapters
 def _cmd_chapters(args) -> int:
     found = _chapters.list_chapters(args.book)
     for chapter in found:
-        print(f"{chapter.name}  ({chapter.docname}.md): {chapter.title}")
+        print(f"{chapter.name}  ({chapter.docname}{chapter.path.suffix}): {chapter.title}")
         for name, (value, comment) in chapter.parameters.items():
             note = f"  # {comment}" if comment else ""
             print(f"    -p {name} {value!r}{note}")
@@ -56,6 +64,23 @@ def _cmd_run(args) -> int:
                                    root=args.book)
     print(f"wrote {target}")
     print(_chapters.summarize_run(chapter.name, target, parameters, args.book).text())
+    return 0
+
+
+def _cmd_check_notebook(args) -> int:
+    from . import coursework
+
+    if args.out is not None and Path(args.out).exists() and not Path(args.out).is_dir():
+        raise NotADirectoryError(f"--out: {args.out} exists and is not a folder")
+    results = coursework.check_submissions(args.submission, timeout=args.timeout,
+                                           kernel=args.kernel, log=print)
+    if args.out is not None:
+        written = coursework.write_csv(results, args.out)
+        print(f"wrote {', '.join(str(p) for p in written)}")
+    else:
+        for r in results:
+            for label, row in r.verdicts.items():
+                print(f"{r.student}\t{label}\t{row['status']}")
     return 0
 
 
@@ -88,19 +113,22 @@ def _loader_options(args) -> dict:
 
 def _cmd_evaluate(args) -> int:
     from .evaluation import DEFAULT_UTILITY_SAMPLES, check_out, evaluate
+    from .inputs import DeferredInput
 
     if args.out is not None:
         check_out(args.out, force=args.force)     # before anything is loaded or computed
     samples = (DEFAULT_UTILITY_SAMPLES if args.utility_samples is None
                else args.utility_samples)
-    report = evaluate(args.predictions, labels=args.labels,
-                      kind="logits" if args.logits else None, n_bins=args.bins,
-                      allow_pickle=args.allow_pickle, split=args.split, ties=args.ties,
-                      utility=not args.no_utility, utility_samples=samples, rng=args.seed,
+    options = dict(_loader_options(args), kind="logits" if args.logits else None,
+                   allow_pickle=args.allow_pickle, split=args.split)
+    # read by evaluate once its own options are checked (calnotes.as_predictions passes on
+    # only the options that differ from their defaults)
+    source = DeferredInput(args.predictions, args.labels, options)
+    report = evaluate(source, n_bins=args.bins, ties=args.ties, utility=not args.no_utility,
+                      utility_samples=samples, rng=args.seed,
                       significance=not args.no_significance, draws=args.draws,
-                      bootstrap=args.bootstrap,
-                      out_of_core=True if args.out_of_core else None,
-                      **_loader_options(args))
+                      bootstrap=args.bootstrap, progress=args.progress,
+                      out_of_core=True if args.out_of_core else None)
     print(report.to_json() if args.json else report.format_table())
     sys.stdout.flush()                            # the table is out before anything is written
     if args.out is not None:
@@ -110,6 +138,8 @@ def _cmd_evaluate(args) -> int:
             raise type(exc)(f"{exc} (the report is printed above)") from None
         print(f"wrote {', '.join(str(p) for p in written)}",
               file=sys.stderr if args.json else sys.stdout)
+    if args.timings:
+        print(report.format_timings(), file=sys.stderr if args.json else sys.stdout)
     return 0
 
 
@@ -174,6 +204,19 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument("--out", required=True, metavar="DIR", help="output folder")
     p_run.add_argument("--force", action="store_true", help="overwrite an existing output")
     p_run.set_defaults(func=_cmd_run)
+    p_check = sub.add_parser("check-notebook", help="run submitted student notebooks and"
+                             " collect the exercise checks' verdicts")
+    p_check.add_argument("submission", metavar="SUBMISSION", nargs="+",
+                         help="a submitted .ipynb, or a folder of them (one per student: the"
+                         " file name is the student)")
+    p_check.add_argument("--out", metavar="DIR", help="write summary.csv (student x exercise)"
+                         " and details.csv (with the hints) into DIR")
+    p_check.add_argument("--timeout", type=int, default=120, metavar="S",
+                         help="seconds per cell before it is stopped (default 120)")
+    p_check.add_argument("--kernel", default="python3",
+                         help="Jupyter kernel that runs the notebooks (default python3: this"
+                         " Python, with calnotes)")
+    p_check.set_defaults(func=_cmd_check_notebook)
     p_eval = sub.add_parser("evaluate", help="evaluate the calibration of a predictions file")
     p_eval.add_argument("predictions", metavar="PREDICTIONS", nargs="?",
                         help=".npz (labels + probs or logits), .npy (with --labels), .csv,"
@@ -247,6 +290,12 @@ def build_parser() -> argparse.ArgumentParser:
     sig.add_argument("--bootstrap", type=int, default=200, metavar="B",
                      help="bootstrap resamples for the intervals (default 200; 0: none;"
                           " otherwise at least 19)")
+    p_eval.add_argument("--timings", action="store_true",
+                        help="print how long each part took (loading, scores, binned rows,"
+                        " SmoothECE, utility, writing; also in the JSON's timings)")
+    p_eval.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                        help="a progress bar on stderr over the whole computation (default:"
+                        " on a terminal for inputs of at least 2,000,000 probabilities)")
     scale = p_eval.add_argument_group("scale")
     scale.add_argument("--out-of-core", action="store_true",
                        help="evaluate in bounded memory with Dask (pip install"
@@ -310,7 +359,9 @@ def _cli_wording(message: str) -> str:
 
     try:
         from .evaluation import evaluate
-        names = set(inspect.signature(evaluate).parameters)
+        from .inputs import as_predictions
+        names = (set(inspect.signature(evaluate).parameters)
+                 | set(inspect.signature(as_predictions).parameters))
     except Exception:  # noqa: BLE001 - only the wording is at stake, never the error itself
         names = set()
 

@@ -52,7 +52,8 @@ from typing import Callable
 import numpy as np
 import sympy as sp
 
-__all__ = ["check", "labels", "describe", "note", "Verdict", "NO_CHECKER", "RTOL", "EXPR_RTOL"]
+__all__ = ["check", "labels", "describe", "note", "Verdict", "NO_CHECKER", "RTOL", "EXPR_RTOL",
+           "CHECK_LOG"]
 
 #: Relative tolerance for numbers.  Rounding to ``d`` significant digits moves a number by at
 #: most ``5 * 10**-d`` of itself, so 5e-3 accepts an answer given to three significant digits
@@ -89,18 +90,36 @@ class Verdict:
         ``{part name: True (right) / False (wrong) / None (not given)}``.
     hints : dict
         ``{part name: hint}`` for the parts that are wrong or not given.
+    problem : str
+        Why the answer could not be read (a string where a tuple of parts was asked, a tuple
+        of the wrong length, an unknown part name); empty otherwise.
     """
 
     label: str
     correct: bool
     parts: dict
     hints: dict
+    problem: str = ""
 
     def __bool__(self) -> bool:
         return self.correct
 
+    @property
+    def status(self) -> str:
+        """``"right"``, ``"not yet"`` (some part wrong), ``"not answered"`` (no part given) or
+        ``"unreadable"`` (the answer has the wrong form; :attr:`problem` says why)."""
+        if self.correct:
+            return "right"
+        if self.problem:
+            return "unreadable"
+        if all(v is None for v in self.parts.values()):
+            return "not answered"
+        return "not yet"
+
     def __str__(self) -> str:
         head = f"{self.label}: {'right' if self.correct else 'not yet'}."
+        if self.problem:
+            return f"{head} Could not read your answer: {self.problem}"
         if len(self.parts) == 1:
             (name,) = self.parts
             return head if self.correct else f"{head} Hint: {self.hints[name]}"
@@ -243,6 +262,15 @@ def _as_expression(answer, symbols: dict):
     return answer.xreplace(rename)
 
 
+def _unparsed(answer, hint: str) -> str:
+    """The hint for an expression answer that is not one; a string that does not parse is
+    named as such (an unclosed bracket, a stray operator)."""
+    if isinstance(answer, str):
+        return (f"could not read {answer!r} as an expression (check the brackets and the"
+                f" operators: ** for powers, * for products); {hint}")
+    return hint
+
+
 def _evaluate(expr, point: dict):
     try:
         value = complex(expr.xreplace(point).evalf())
@@ -281,7 +309,8 @@ def _expression(name, give, symbols, reference, sample, hint, *, mistakes=()):
     def judge(answer):
         expr = _as_expression(answer, symbols)
         if expr is None:
-            return False, f"give a sympy expression or a string sympy can parse ({give})"
+            return False, _unparsed(answer, f"give a sympy expression or a string sympy can"
+                                            f" parse ({give})")
         if expr.has(sp.pi) and "pi" in symbols:
             return False, ("your expression contains the constant sympy.pi; use the symbol"
                            " sympy.Symbol('pi') (in a string, 'pi' is the symbol)")
@@ -681,7 +710,8 @@ def _noise_floor_ratio():
 def _judge_rate(answer):
     expr = _as_expression(answer, {"n": _NF_N})
     if expr is None:
-        return False, "give a sympy expression in n (or a string), e.g. 'n**2' for quadratic growth"
+        return False, _unparsed(answer, "give a sympy expression in n (or a string), e.g."
+                                        " 'n**2' for quadratic growth")
     if _NF_N not in expr.free_symbols:
         return False, "your expression does not depend on n: does the estimate not shrink?"
     others = sorted(expr.free_symbols - {_NF_N}, key=lambda s: s.name)
@@ -964,7 +994,11 @@ def check(label: str, answer) -> Verdict:
     answer
         One value for a one-part exercise; for several parts a tuple in the order
         :func:`describe` lists them, or a dict with some of the part names.  Numbers, sympy
-        expressions (or strings sympy parses), arrays, as :func:`describe` says.
+        expressions (or strings sympy parses), arrays, as :func:`describe` says.  ``...``
+        (Ellipsis), the placeholder of the student notebooks' check cells, is a part not
+        given.  An answer of the wrong form (a string for several parts, a tuple of the wrong
+        length, an unknown part name) is a verdict "could not read your answer" saying what
+        to give, not an error.
 
     Returns
     -------
@@ -977,11 +1011,18 @@ def check(label: str, answer) -> Verdict:
     ValueError
         For an unknown label (the message lists the labels) or an exercise without a checker.
 
+    Notes
+    -----
+    With the environment variable ``CALNOTES_CHECK_LOG`` set to a file name, every verdict is
+    also appended to that file as a JSON line (``calnotes check-notebook`` collects them).
+
     Examples
     --------
     >>> v = check("ex-001-dkw-m", (4000, 0.2))
     >>> v.correct, v.parts
     (False, {'M': False, 'halfwidth': False})
+    >>> print(check("ex-001-dkw-m", "4612"))
+    ex-001-dkw-m: not yet. Could not read your answer: give a tuple of 2 answers in the order ['M', 'halfwidth'], or a dict with some of these keys
     >>> check("ex-murphy", 0)
     Traceback (most recent call last):
         ...
@@ -989,26 +1030,52 @@ def check(label: str, answer) -> Verdict:
     """
     ex = _get(label)
     names = [part.name for part in ex.parts]
+    problem = ""
+    given = {}
     if len(ex.parts) == 1:
-        single_dict = isinstance(answer, dict) and set(answer) == {names[0]}
-        given = dict(answer) if single_dict else {names[0]: answer}
+        if isinstance(answer, dict) and set(answer) - {names[0]}:
+            problem = (f"unknown part(s) {sorted(map(str, set(answer) - {names[0]}))}; the"
+                       f" only part is {names[0]!r}")
+        else:
+            given = dict(answer) if isinstance(answer, dict) else {names[0]: answer}
     elif isinstance(answer, dict):
-        unknown = sorted(set(answer) - set(names))
+        unknown = sorted(map(str, set(answer) - set(names)))
         if unknown:
-            raise ValueError(f"{label}: unknown part(s) {unknown}; the parts are {names}")
+            problem = f"unknown part(s) {unknown}; the parts are {names}"
         given = dict(answer)
     elif isinstance(answer, (tuple, list, np.ndarray)) and len(answer) == len(names):
         given = dict(zip(names, answer))
-    else:
-        raise ValueError(f"{label}: give a tuple of {len(names)} answers in the order {names},"
-                         f" or a dict with some of these keys")
+    elif answer is not Ellipsis:
+        problem = (f"give a tuple of {len(names)} answers in the order {names}, or a dict with"
+                   " some of these keys")
+    given = {name: value for name, value in given.items() if value is not Ellipsis}
     parts, hints = {}, {}
     for part in ex.parts:
-        if part.name not in given:
+        if problem or part.name not in given:
             parts[part.name], hints[part.name] = None, f"give {part.give}"
             continue
         ok, hint = part.judge(given[part.name])
         parts[part.name] = ok
         if not ok:
             hints[part.name] = hint
-    return Verdict(label, all(v is True for v in parts.values()), parts, hints)
+    verdict = Verdict(label, not problem and all(v is True for v in parts.values()), parts,
+                      hints, problem)
+    _record(verdict)
+    return verdict
+
+
+#: Environment variable naming a file to which :func:`check` appends every verdict as a JSON
+#: line (set by ``calnotes check-notebook`` while it runs a submission).
+CHECK_LOG = "CALNOTES_CHECK_LOG"
+
+
+def _record(verdict: Verdict) -> None:
+    import json
+    import os
+    path = os.environ.get(CHECK_LOG)
+    if not path:
+        return
+    row = {"label": verdict.label, "status": verdict.status, "correct": verdict.correct,
+           "parts": verdict.parts, "hints": verdict.hints, "problem": verdict.problem}
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(row) + "\n")

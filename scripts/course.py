@@ -1,25 +1,31 @@
-"""The course edition of the book: `make course`.
+"""The course edition of the book: `make course` (and `make course-smoke`, for CI).
 
-1. Copies the book sources (``_config.yml``, ``_toc.yml``, ``book/``) to ``_build/course-src/``
-   and removes every solution (the gated ``{solution-start}`` ... ``{solution-end}`` blocks,
-   code cells included, and the ``{solution}`` directive form), putting in place of each a box
-   that shows how to check an answer with :func:`calnotes.exercises.check` (for exercises
-   that have a checker; nothing for proofs and explanations).
+1. Copies the book sources (``_config.yml``, ``_toc.yml`` less the teacher-only pages,
+   ``book/``) to ``_build/course-src/`` and removes every solution (the gated
+   ``{solution-start}`` ... ``{solution-end}`` blocks, code cells included, and the
+   ``{solution}`` directive form), putting in place of each a box that shows how to check an
+   answer with :func:`calnotes.exercises.check` (for exercises that have a checker; nothing for
+   proofs and explanations).
 2. Refuses to go on if a removed solution cell defines something the rest of its chapter uses,
    glues a value referenced outside the solution, or holds a label referenced elsewhere (the
    student build would break or silently change); reports solution cells that draw from a
    random generator before later cells of the chapter (their numbers would differ).
-3. Builds the student edition with jupyter-book exactly like ``make book`` (every chapter
-   executed, ``-W -n --keep-going``) into ``_build/course/html``.
-4. Writes the chapters as notebooks without outputs, solutions removed, ``parameters`` cells
-   intact: ``_build/course/notebooks/<part>/<chapter>.ipynb`` (``<part>`` is the chapter's
-   folder under ``book/``; figure pages go to their part's folder), with a ``README.md``
-   listing them in the order of the book.
+3. Reuses the teacher build's execution (:func:`reuse_execution`): a page that ``make book``
+   ran after its last edit gets that run's outputs and is not executed again; the others are.
+4. Builds the student edition with jupyter-book like ``make book`` (``-W -n --keep-going``)
+   into ``_build/course/html``, keeping the executed chapters (their glued values) in
+   ``_build/course/executed``.
+5. Writes every page with code as a notebook for a plain Jupyter front end (:func:`write_notebooks`):
+   ``_build/course/notebooks/<part>/<chapter>.ipynb`` (``<part>`` is the chapter's folder
+   under ``book/``; figure pages go to their part's folder), without outputs or solutions,
+   ``parameters`` cells intact, prose in plain Markdown with the glued numbers filled in, an
+   answer and a check cell after each exercise, kernel ``calnotes``; with a ``README.md``
+   listing them in the order of the book; and checks them (:func:`check_notebooks`).
 
 The PDF is printed by ``scripts/course_pdf.py``.  Run from the repository root with the
-virtual environment's Python: ``.venv/bin/python scripts/course.py [--only DOCNAME ...]``;
-``--only`` builds a reduced table of contents (the root page and the given pages), for
-development.
+virtual environment's Python: ``.venv/bin/python scripts/course.py [--only DOCNAME ...]
+[--out DIR] [--reuse auto|no] [--no-html]``; ``--only`` builds a reduced table of contents
+(the root page and the given pages) while still writing every chapter's notebook.
 """
 
 from __future__ import annotations
@@ -51,6 +57,11 @@ _EXERCISE = re.compile(r"^(?P<fence>`{3,}|:{3,})\{exercise(?:-start)?\}[^\n]*\n"
                        r"(?:(?::[^\n]*\n)*?):label:\s*(?P<label>\S+)", re.MULTILINE)
 _CODE_CELL = re.compile(r"^```\{code-cell\}[^\n]*\n(?P<body>.*?)^```\s*$",
                         re.MULTILINE | re.DOTALL)
+
+
+def _shown(path: Path) -> str:
+    """A path relative to the repository when it is inside it."""
+    return str(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path)
 
 
 def _closes(line: str, fence: str) -> bool:
@@ -349,6 +360,17 @@ def reduced_toc(toc: dict, keep: list) -> dict:
     return new
 
 
+#: Pages of the teacher edition only (left out of the student edition's table of contents).
+TEACHER_ONLY = ("book/appendix/teachers",)
+
+
+def student_toc() -> dict:
+    """The repository's table of contents less :data:`TEACHER_ONLY`."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    keep = [d for d in toc_docnames(toc) if d.removesuffix(".md") not in TEACHER_ONLY]
+    return reduced_toc(toc, keep)
+
+
 # ---------------------------------------------------------------------------------------------
 # the steps
 # ---------------------------------------------------------------------------------------------
@@ -376,12 +398,12 @@ def make_sources(only: list | None = None, log=print) -> dict:
     if n != 1:
         raise ValueError("_config.yml: no double-quoted title line to mark the student edition")
     (SRC / "_config.yml").write_text(config)
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    toc = student_toc()
     if only:
         keep = [toc["root"], *only]
         missing = [d for d in only if d not in toc_docnames(toc)]
         if missing:
-            raise ValueError(f"--only: not in _toc.yml: {missing}")
+            raise ValueError(f"--only: not in the student edition's table of contents: {missing}")
         toc = reduced_toc(toc, keep)
     (SRC / "_toc.yml").write_text(
         "# Student edition: generated by scripts/course.py from the repository's _toc.yml\n"
@@ -427,7 +449,7 @@ def make_sources(only: list | None = None, log=print) -> dict:
     n_sol = sum(r[0] for r in report.values())
     n_box = sum(r[1] for r in report.values())
     log(f"course: {n_sol} solutions removed from {len(report)} chapters, {n_box} check boxes"
-        f" inserted, {len(all_labels)} exercises; sources in {SRC.relative_to(ROOT)}")
+        f" inserted, {len(all_labels)} exercises; sources in {_shown(SRC)}")
     return report
 
 
@@ -445,37 +467,85 @@ def build_html(log=print, strict: bool = True) -> Path:
     t0 = time.time()
     subprocess.run(cmd, check=True, cwd=ROOT)
     shutil.move(str(work / "_build" / "html"), str(html))
+    executed = OUT / "executed"
+    if executed.exists():
+        shutil.rmtree(executed)
+    if (work / "_build" / "jupyter_execute").is_dir():     # the glued values, for the notebooks
+        shutil.move(str(work / "_build" / "jupyter_execute"), str(executed))
     shutil.rmtree(work)
     log(f"course: student edition built in {time.time() - t0:.0f} s: "
-        f"{(html / 'index.html').relative_to(ROOT)}")
+        f"{_shown(html / 'index.html')}")
     return html
 
 
-def write_notebooks(log=print) -> list:
-    """The chapters with code as notebooks without outputs, in ``_build/course/notebooks``."""
-    import jupytext
+TEACHER_EXECUTED = ROOT / "_build" / "jupyter_execute"
+KERNEL = {"name": "calnotes", "display_name": "calnotes (Python 3)", "language": "python"}
+
+
+def _read_notebook(path: Path):
+    from calnotes.chapters import _read_notebook as read
+    return read(path)
+
+
+def _glue_for(docname: str, glue_dirs: list, source_nb=None) -> dict | None:
+    """The values ``docname`` glued when it ran: from the first of ``glue_dirs`` that has its
+    ``.glue.json`` (myst-nb's record of an executed chapter), else from the outputs of
+    ``source_nb`` (a page whose outputs were reused), else None."""
+    from calnotes import notebook_markdown as nm
+    for folder in glue_dirs:
+        path = Path(folder) / f"{docname}.glue.json"
+        if path.is_file():
+            return nm.glue_from_json(path)
+    if source_nb is not None:
+        found = nm.glue_from_notebook(source_nb)
+        if found:
+            return found
+    return None
+
+
+def write_notebooks(log=print, glue_dirs: list | None = None) -> list:
+    """Every page with code of the student edition as a notebook for a plain Jupyter front end,
+    in ``_build/course/notebooks/<part>/<chapter>.ipynb``: no outputs, solutions removed, the
+    prose in plain Jupyter Markdown with the glued numbers filled in
+    (:mod:`calnotes.notebook_markdown`), each exercise followed by an answer cell and a ready
+    ``check`` cell, kernel ``calnotes``.
+
+    The glued numbers come from ``glue_dirs`` (default: this course build's executed chapters,
+    then the teacher build's ``_build/jupyter_execute``); a page whose prose uses a glued value
+    none of them has stops the script, naming the page and the keys.
+    """
     import nbformat
+
+    from calnotes import notebook_markdown as nm
+    if glue_dirs is None:
+        glue_dirs = [OUT / "executed", TEACHER_EXECUTED]
     folder = OUT / "notebooks"
     if folder.exists():
         shutil.rmtree(folder)
-    toc = yaml.safe_load((SRC / "_toc.yml").read_text())
-    written = []
-    for docname in toc_docnames(toc):
+    index = nm.book_index(SRC)
+    written, problems = [], []
+    for docname in toc_docnames(student_toc()):
+        docname = docname.removesuffix(".md")
         md, ipynb = SRC / f"{docname}.md", SRC / f"{docname}.ipynb"
-        if md.is_file():
-            nb = jupytext.read(md)
-        elif ipynb.is_file():
-            nb = nbformat.read(ipynb, as_version=4)
+        if md.is_file() or ipynb.is_file():
+            nb = _read_notebook(md if md.is_file() else ipynb)
         else:
             continue
         if not any(c.cell_type == "code" for c in nb.cells):
             continue
+        glue = _glue_for(docname, glue_dirs, nb if ipynb.is_file() else None) or {}
+        try:
+            nb = nm.convert_notebook(nb, glue, index, docname=docname, with_exercise_cells=True)
+        except nm.MissingGlueError as exc:
+            problems.append(f"{exc} (no executed build has it: run `make book` or a full"
+                            " `make course` first)")
+            continue
         for cell in nb.cells:
             if cell.cell_type == "code":
                 cell.outputs, cell.execution_count = [], None
-        nb.metadata.pop("jupytext", None)
-        nb.metadata.setdefault("kernelspec", {"display_name": "Python 3", "language": "python",
-                                              "name": "python3"})
+        for key in ("jupytext", "mystnb", "source_map", "language_info"):
+            nb.metadata.pop(key, None)
+        nb.metadata["kernelspec"] = dict(KERNEL)
         parts = Path(docname).parts
         part = parts[1] if len(parts) > 2 and parts[0] == "book" else "."
         target = folder / part / f"{Path(docname).name}.ipynb"
@@ -484,41 +554,161 @@ def write_notebooks(log=print) -> list:
         title = next((line[2:].strip() for c in nb.cells if c.cell_type == "markdown"
                       for line in c.source.splitlines() if line.startswith("# ")), target.stem)
         written.append((target, title))
+    if problems:
+        raise SystemExit("course: notebooks without their numbers:\n  " + "\n  ".join(problems))
     readme = ["# calnotes: the chapters as notebooks (student edition)", "",
-              "Run them with the calnotes environment (`make env`, then `.venv/bin/jupyter lab`"
-              " or any Jupyter front end on the `python3` kernel). Solutions are removed; check"
-              " an answer with `calnotes.exercises.check(label, answer)`. The first code cell"
-              " of each notebook (tagged `parameters`) holds its sizes and seeds.", ""]
+              "Open them in the calnotes environment: `make course` (or `make env` and"
+              " `.venv/bin/uv pip install -p .venv -e '.[course]'`) installs JupyterLab and the"
+              " Jupyter kernel `calnotes`; then run `.venv/bin/jupyter lab` in this folder. The"
+              " notebooks ask for the `calnotes` kernel, so a Jupyter installed elsewhere asks"
+              " you to pick a kernel instead of running a Python without calnotes.", "",
+              "The numbers in the text are those of the book's own run. Solutions are removed:"
+              " after each exercise, write your work in the answer cell and replace each `...`"
+              " in the check cell by your answer; `calnotes.exercises.check` says *right* or"
+              " gives a hint. The first code cell of each notebook (tagged `parameters`) holds"
+              " its sizes and seeds.", ""]
     readme += [f"1. [{title}]({path.relative_to(folder).as_posix()})" for path, title in written]
     (folder / "README.md").write_text("\n".join(readme) + "\n")
-    log(f"course: {len(written)} notebooks in {folder.relative_to(ROOT)}")
+    log(f"course: {len(written)} notebooks in {_shown(folder)}")
     return [p for p, _ in written]
 
 
+# ---------------------------------------------------------------------------------------------
+# reusing the teacher build's execution
+# ---------------------------------------------------------------------------------------------
+def _matched_outputs(student_cells: list, executed_cells: list):
+    """The executed cell for each student code cell, matched in order by source (the student
+    cells are the teacher cells less the solutions'); None if some cell has no match."""
+    out, j = [], 0
+    for source in student_cells:
+        while j < len(executed_cells) and executed_cells[j].source.strip() != source.strip():
+            j += 1
+        if j == len(executed_cells):
+            return None
+        out.append(executed_cells[j])
+        j += 1
+    return out
+
+
+def reuse_execution(executed: Path = TEACHER_EXECUTED, log=print) -> tuple:
+    """Give each student page the outputs of the teacher build's run of the same page.
+
+    The teacher edition (``make book``) executed every page; the student edition is the same
+    pages less the solution cells, which :func:`leftovers` has shown the rest does not need.
+    For each page whose executed notebook in ``executed`` is newer than the page's source, the
+    library (``calnotes/``) and ``_config.yml``, and holds every student code cell, the student source is written as a notebook with those
+    outputs (and the values it glued) and ``execution_mode: off``, so the student build does
+    not run it again. A page without such a run is executed by the student build as before.
+    Returns ``(reused, executed_again)``: lists of docnames.
+    """
+    import nbformat
+
+    reused, again = [], []
+    # a run older than the library or the configuration is stale whatever its page says
+    floor = max(p.stat().st_mtime for p in [*(ROOT / "calnotes").rglob("*.py"),
+                                             ROOT / "_config.yml"])
+    for docname in toc_docnames(yaml.safe_load((SRC / "_toc.yml").read_text())):
+        docname = docname.removesuffix(".md")
+        md, ipynb = SRC / f"{docname}.md", SRC / f"{docname}.ipynb"
+        source = md if md.is_file() else ipynb if ipynb.is_file() else None
+        if source is None:
+            continue
+        nb = _read_notebook(source)
+        code = [c for c in nb.cells if c.cell_type == "code"]
+        if not code:
+            continue
+        run = executed / f"{docname}.ipynb"
+        original = next((ROOT / f"{docname}{suffix}" for suffix in (".md", ".ipynb")
+                         if (ROOT / f"{docname}{suffix}").is_file()), None)
+        if not run.is_file() or original is None \
+                or run.stat().st_mtime < max(original.stat().st_mtime, floor):
+            again.append(docname)
+            continue
+        ran = nbformat.read(run, as_version=4)
+        matched = _matched_outputs([c.source for c in code],
+                                   [c for c in ran.cells if c.cell_type == "code"])
+        if matched is None:
+            again.append(docname)
+            continue
+        for cell, done in zip(code, matched):
+            cell.outputs = done.get("outputs", [])
+            cell.execution_count = done.get("execution_count")
+        glue_file = executed / f"{docname}.glue.json"
+        hidden = json.loads(glue_file.read_text()) if glue_file.is_file() else {}
+        shown = {o.get("metadata", {}).get("scrapbook", {}).get("name")
+                 for c in code for o in c.outputs}
+        extra = []
+        for key, output in hidden.items():
+            if key in shown:
+                continue
+            prefix = output.get("metadata", {}).get("scrapbook", {}).get("mime_prefix", "")
+            extra.append(nbformat.from_dict({
+                "output_type": "display_data",
+                "metadata": output.get("metadata", {}),
+                "data": {prefix + mime: data for mime, data in output.get("data", {}).items()},
+            }))
+        code[0].outputs = list(code[0].outputs) + extra
+        nb.metadata["mystnb"] = {"execution_mode": "off"}
+        nb.metadata.setdefault("kernelspec", dict(KERNEL))
+        nbformat.write(nb, ipynb)
+        if source == md:
+            md.unlink()
+        reused.append(docname)
+    log(f"course: outputs of {len(reused)} pages reused from {_shown(executed)}"
+        f" (the teacher build); {len(again)} executed again"
+        + (f": {again}" if again else ""))
+    return reused, again
+
+
 def check_notebooks(paths: list) -> None:
-    """No outputs, no solutions, a parameters cell where the chapter has one."""
+    """No outputs, no solutions, no MyST markup left (glue roles, directives, references), an
+    answer cell per exercise, the ``calnotes`` kernel."""
+    import nbformat
+
+    from calnotes import notebook_markdown as nm
     for path in paths:
-        nb = json.loads(path.read_text())
-        text = json.dumps(nb)
+        text = path.read_text()
         if re.search(r"\{solution(-start|-end)?\}", text):
             raise SystemExit(f"course: {path}: a solution is left")
-        for cell in nb["cells"]:
-            if cell["cell_type"] == "code" and (cell.get("outputs") or cell.get("execution_count")):
+        nb = nbformat.reads(text, as_version=4)
+        for cell in nb.cells:
+            if cell.cell_type == "code" and (cell.get("outputs") or cell.get("execution_count")):
                 raise SystemExit(f"course: {path}: outputs left")
+        left = nm.leftover_markup(nb)
+        if left:
+            raise SystemExit(f"course: {path}: MyST markup left in the markdown: {left}")
+        if nb.metadata.get("kernelspec", {}).get("name") != KERNEL["name"]:
+            raise SystemExit(f"course: {path}: kernel is not {KERNEL['name']!r}")
 
 
 def main(argv=None) -> int:
+    global OUT, SRC
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", nargs="+", metavar="DOCNAME",
                         help="reduced table of contents: the root page and these pages"
                              " (e.g. book/foundations/measures), built without -W since"
-                             " references to the pages left out cannot resolve")
+                             " references to the pages left out cannot resolve; the notebooks"
+                             " are still written for every chapter")
     parser.add_argument("--no-html", action="store_true", help="skip the jupyter-book build")
+    parser.add_argument("--reuse", choices=("auto", "no"), default="auto",
+                        help="auto (default): pages that the teacher build (`make book`,"
+                             " _build/jupyter_execute) ran after their last edit are not"
+                             " executed again (their outputs are reused); no: execute every page")
+    parser.add_argument("--out", type=Path, default=None, metavar="DIR",
+                        help="output folder (default _build/course; the stripped sources go to"
+                             " DIR-src)")
     args = parser.parse_args(argv)
+    if args.out is not None:
+        OUT = args.out.resolve()
+        SRC = OUT.with_name(OUT.name + "-src")
+    t0 = time.time()
     make_sources(args.only)
     if not args.no_html:
+        if args.reuse == "auto" and TEACHER_EXECUTED.is_dir():
+            reuse_execution()
         build_html(strict=not args.only)
     check_notebooks(write_notebooks())
+    print(f"course: done in {time.time() - t0:.0f} s")
     return 0
 
 

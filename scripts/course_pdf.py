@@ -1,10 +1,12 @@
 """Print a built edition of the book to one PDF through headless Chromium, offline.
 
     .venv/bin/python scripts/course_pdf.py [--html _build/course/html] [--out _build/course/calnotes.pdf]
+                                           [--skip PREFIX ...] [--pages DOCNAME ...] [--verify]
 
-The default prints the *student* edition (``make course`` builds it into _build/course/html):
-the PDF is course material to hand out, and in the teacher edition (``--html _build/html``)
-the solutions are collapsed dropdowns, which print as their titles only.
+The default prints the *student* edition (``make course`` builds it into _build/course/html)
+without the API reference (``--skip``, default ``book/appendix/api``): the PDF is course
+material to hand out, and in the teacher edition (``--html _build/html``) the solutions are
+collapsed dropdowns, which print as their titles only.
 
 The pages are served by a local HTTP server on 127.0.0.1 (a thread of this process; file://
 would block MathJax's web fonts) and opened one after another, in the order of the table of
@@ -13,10 +15,16 @@ Selenium through /usr/bin/chromedriver (Selenium never downloads a driver). Ever
 other than 127.0.0.1 fails to resolve inside the browser, so nothing is fetched from the
 internet. Before a page is printed, MathJax's ``startup.promise`` has resolved (all math
 typeset), the fonts and images have loaded, and the page has no MathJax error node
-(``mjx-merror``), else the script fails; print rules keep code cells, figures, tables and
-boxes in one piece where they fit on a page. Each page is printed with Chrome's
-``Page.printToPDF`` (Selenium's ``print_page``: A4, backgrounds on) and the pages are merged
-with pypdf, one bookmark per page (its title).
+(``mjx-merror``), else the script fails. Print rules of this script (not the book's
+stylesheets) drop the theme's print-only contents list, keep short blocks in one piece and wrap
+code lines; formulas and tables wider than the column are scaled to it by the book's own print
+script (book/_ext/static/calnotes.js), and any block still wider is reported. Each page is printed with Chrome's
+``Page.printToPDF`` (A4, backgrounds on, a running head with the book's and the page's title);
+a page whose print fails (a renderer timeout on a very long page) is printed again in pieces
+of 25 pages, and one that still fails is left out: the PDF of the rest is written and the
+script then fails naming it. The pages are merged with pypdf, one bookmark per page, and
+numbered "k / N" at the foot from a blank print of as many pages; ``--verify`` checks that
+every page's text carries its number.
 """
 
 from __future__ import annotations
@@ -40,7 +48,10 @@ from course import toc_docnames  # noqa: E402  (scripts/course.py: one reading o
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
-PAGE_TIMEOUT = 120  # seconds for one page to load and typeset (the API page is long)
+PAGE_TIMEOUT = 300  # seconds for one page to load, typeset and print (long pages take long)
+#: Left out of the PDF by default: the API reference (one page per module), which is for the
+#: library's users, not course material.
+SKIP = ("book/appendix/api",)
 
 # After the load event: MathJax's first typesetting (startup.promise), fonts and images.
 WAIT_JS = r"""
@@ -62,18 +73,81 @@ const done = arguments[arguments.length - 1];
 """
 
 
-# Print rules added to every page before printing: keep code cells, outputs, figures, tables,
-# boxes and display math in one piece when they fit on a page (a block taller than a page still
-# breaks), and keep headings with what follows them.
+# Print rules added to every page before printing (the course edition's own print styles; the
+# book's stylesheets in book/_ext/static are not touched). The theme's print-only table of
+# contents and its 3em centred title left the first page of a chapter half empty: the PDF has
+# bookmarks instead, and the title is set at the size of the screen's. Blocks are kept in one
+# piece only when short (KEEP_JS marks them): a tall code cell or table breaks across pages
+# instead of leaving a blank half page before it. Code lines wrap instead of running off the page.
 PRINT_CSS = """
 @media print {
-  div.cell_input, div.cell_output, div.highlight, pre, figure, img, table, div.admonition,
-  div.math, mjx-container[display="true"] { break-inside: avoid; }
-  h1, h2, h3, h4, .admonition-title { break-after: avoid; }
+  #jb-print-toc, .bd-header-article, .prev-next-area, .bd-sidebar-secondary,
+  .bd-sidebar-primary, .bd-header, .bd-footer, .bd-footer-content, a.headerlink { display: none !important; }
+  .bd-main .bd-content #jb-print-docs-body h1 { font-size: 2em; text-align: left; margin-top: 0; }
+  .bd-main .bd-content table, div.cell_output, div.cell_input, div.highlight, pre, figure,
+  div.admonition, div.math, mjx-container[display="true"] { break-inside: auto; }
+  .calnotes-keep { break-inside: avoid !important; }
+  h1, h2, h3, h4, .admonition-title, caption, figcaption { break-after: avoid; }
+  pre, pre code, div.highlight pre { white-space: pre-wrap !important; overflow-wrap: anywhere; }
+  img { max-width: 100% !important; height: auto !important; }
 }
 """
 ADD_CSS_JS = ("const s = document.createElement('style'); s.textContent = arguments[0];"
               " document.head.appendChild(s);")
+
+# Before printing, in the print layout (emulated, at the printed column's width, and kept for
+# the print): mark the short blocks, to be kept on one page. Formulas and tables wider than the
+# column are scaled to it by the book's own print script (book/_ext/static/calnotes.js, which
+# serves a browser's print dialog too); a formula or table still running past the column's
+# right edge after it (a theorem box, an output area) is scaled here, the same way (CSS zoom on
+# the formula or table itself, so nothing is scaled twice). What still overflows is reported.
+KEEP_JS = r"""
+const done = arguments[arguments.length - 1];
+const main = document.querySelector("article.bd-article") || document.querySelector("main")
+  || document.body;
+// the right edge an element must stay within: its block's content box (a formula in a theorem
+// box stays inside the box), never past the article's
+const limit = (el) => {
+  const box = el.parentElement.closest("div.math, div.output, div.cell_output, div.admonition,"
+    + " section.theorem-content, div.proof, blockquote") || main;
+  const r = box.getBoundingClientRect(), style = getComputedStyle(box);
+  return Math.min(r.right - parseFloat(style.paddingRight) - parseFloat(style.borderRightWidth),
+                  main.getBoundingClientRect().right);
+};
+const overflowing = () =>
+  Array.from(main.querySelectorAll("mjx-math, table, img, pre")).filter((el) => {
+    const r = el.getBoundingClientRect();
+    return r.width > 0 && r.right > limit(el) + 2 && !el.matches("table table");
+  });
+requestAnimationFrame(() => requestAnimationFrame(() => {   // after the book's print handlers
+  const keep = "div.cell_input, div.cell_output, div.highlight, pre, figure, img, table,"
+    + " div.admonition, div.math, mjx-container[display='true'], blockquote, dl";
+  const pageHeight = 1000;    // CSS px of the text block of an A4 page (10.45 in at 96 px/in)
+  let kept = 0;
+  for (const el of document.querySelectorAll(keep)) {
+    if (el.getBoundingClientRect().height < pageHeight * 0.25) {
+      el.classList.add("calnotes-keep"); kept++;
+    }
+  }
+  const found = overflowing();
+  const wide = found.filter((el) => !found.some((o) => o !== el && o.contains(el)));
+  const scale = wide.map((el) => {                    // measure all, then scale: one layout
+    const r = el.getBoundingClientRect();
+    return [el, (limit(el) - Math.max(r.left, main.getBoundingClientRect().left)) / r.width];
+  });
+  let scaled = 0;
+  for (const [el, factor] of scale) {
+    if (factor > 0.2) {
+      el.style.zoom = ((parseFloat(el.style.zoom) || 1) * factor).toFixed(4);
+      scaled++;
+    }
+  }
+  requestAnimationFrame(() => {
+    const still = overflowing().map((el) => (el.textContent || el.tagName).trim().slice(0, 40));
+    done({kept: kept, scaled: scaled, wide: still.slice(0, 5), nWide: still.length});
+  });
+}));
+"""
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -107,32 +181,138 @@ def start_browser():
     return driver
 
 
-def toc_pages(toc_file: Path) -> list:
-    """The docnames of a jb-book table of contents in reading order (suffixes dropped)."""
+def toc_pages(toc_file: Path, skip=()) -> list:
+    """The docnames of a jb-book table of contents in reading order (suffixes dropped), less
+    those starting with one of ``skip``."""
     toc = yaml.safe_load(toc_file.read_text())
-    return [re.sub(r"\.(md|ipynb)$", "", d) for d in toc_docnames(toc)]
+    pages = [re.sub(r"\.(md|ipynb)$", "", d) for d in toc_docnames(toc)]
+    return [d for d in pages if not any(d.startswith(prefix) for prefix in skip)]
 
 
-def print_book(html: Path, toc_file: Path, out: Path, log=print) -> dict:
-    """Print every page of ``html`` in ``toc_file`` order into ``out``; a summary dict."""
+# A4 and margins in inches (Chrome's Page.printToPDF takes inches). The running head (book and
+# chapter title) sits in the top margin; the page number ("12 / 480") in the bottom margin is
+# stamped afterwards from a second, blank print of the whole book (number_pages), since each
+# chapter is printed on its own and Chrome numbers the pages of one print job only.
+PAPER = {"paperWidth": 8.27, "paperHeight": 11.69, "marginTop": 0.62, "marginBottom": 0.62,
+         "marginLeft": 0.45, "marginRight": 0.45}
+PRINT_WIDTH_PX = int((PAPER["paperWidth"] - PAPER["marginLeft"] - PAPER["marginRight"]) * 96)
+CHUNK = 25          # pages per piece when a long page is printed in pieces
+
+
+def _escape(text: str) -> str:
+    return (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;"))
+
+
+def header_template(book: str, chapter: str) -> str:
+    return ('<div style="font-size:7.5px;width:100%;margin:0 0.45in;color:#555;'
+            'display:flex;justify-content:space-between;font-family:sans-serif">'
+            f'<span>{_escape(book)}</span><span>{_escape(chapter)}</span></div>')
+
+
+FOOTER_TEMPLATE = ('<div style="font-size:8px;width:100%;text-align:center;color:#333;'
+                   'font-family:sans-serif"><span class="pageNumber"></span> / '
+                   '<span class="totalPages"></span></div>')
+
+
+def _print(driver, params: dict) -> bytes:
+    return base64.b64decode(driver.execute_cdp_cmd("Page.printToPDF", params)["data"])
+
+
+def print_document(driver, params: dict, log, name: str) -> bytes:
+    """One page printed: whole, else (a renderer timeout on a very long page) in pieces of
+    :data:`CHUNK` pages merged, each piece tried twice. Raises RuntimeError naming the page."""
     from pypdf import PdfReader, PdfWriter
-    from selenium.webdriver.common.print_page_options import PrintOptions
+    from selenium.common.exceptions import WebDriverException
 
-    pages = toc_pages(toc_file)
+    try:
+        return _print(driver, params)
+    except WebDriverException as exc:
+        log(f"course_pdf: {name}: printing the page at once failed"
+            f" ({str(exc).strip().splitlines()[0][:120]}); printing it in pieces of {CHUNK}")
+    writer, first = PdfWriter(), 1
+    while True:
+        piece = None
+        for attempt in (1, 2):
+            try:
+                piece = _print(driver, {**params, "pageRanges": f"{first}-{first + CHUNK - 1}"})
+                break
+            except WebDriverException as exc:
+                message = str(exc)
+                if "exceeds" in message or "Page range" in message or "invalid" in message.lower():
+                    piece = b""           # past the last page
+                    break
+                if attempt == 2:
+                    raise RuntimeError(f"{name}: pages {first}-{first + CHUNK - 1} failed twice:"
+                                       f" {message.strip().splitlines()[0][:200]}") from None
+        if not piece:
+            break
+        reader = PdfReader(io.BytesIO(piece))
+        for page in reader.pages:
+            writer.add_page(page)
+        if len(reader.pages) < CHUNK:
+            break
+        first += CHUNK
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
+def number_pages(driver, base: str, html: Path, writer, log) -> None:
+    """Stamp "k / N" at the foot of every page of ``writer``: a blank N-page document printed
+    with Chrome's footer (its own pageNumber/totalPages), merged page by page onto the book."""
+    total = len(writer.pages)
+    driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": ""})
+    (Path(html) / "__calnotes_blank__.html").write_text(
+        "<!doctype html><html><body style='margin:0'>"
+        + "<div style='height:1px;break-after:page'></div>" * (total - 1) + "<div></div>"
+        "</body></html>")
+    driver.get(base + "__calnotes_blank__.html")
+    blank = _print(driver, {**PAPER, "printBackground": False, "displayHeaderFooter": True,
+                            "headerTemplate": "<span></span>", "footerTemplate": FOOTER_TEMPLATE,
+                            "pageRanges": f"1-{total}"})
+    from pypdf import PdfReader
+    stamps = PdfReader(io.BytesIO(blank))
+    if len(stamps.pages) < total:
+        raise RuntimeError(f"page numbers: the blank document has {len(stamps.pages)} pages,"
+                           f" the book {total}")
+    for page, stamp in zip(writer.pages, stamps.pages):
+        page.merge_page(stamp)
+    log(f"course_pdf: page numbers stamped on {total} pages")
+
+
+def page_numbers_ok(pdf_path: Path) -> list:
+    """The pages (1-based) whose text lacks their "k / N" number: empty when all have it."""
+    from pypdf import PdfReader
+    reader = PdfReader(str(pdf_path))
+    total = len(reader.pages)
+    return [i + 1 for i, page in enumerate(reader.pages)
+            if not re.search(rf"(?<!\d){i + 1}\s*/\s*{total}(?!\d)", page.extract_text() or "")]
+
+
+def print_book(html: Path, toc_file: Path, out: Path, log=print, skip=(),
+               pages: list | None = None) -> dict:
+    """Print the pages of ``html`` in ``toc_file`` order (less ``skip`` prefixes; or exactly
+    ``pages``) into ``out``, with a running head and page numbers; a summary dict.
+
+    A page that cannot be printed (also in pieces) is reported and left out: the PDF of the
+    other pages is still written, and the function raises ``SystemExit`` naming what is
+    missing after writing it.
+    """
+    from pypdf import PdfReader, PdfWriter
+
+    if pages is None:
+        pages = toc_pages(toc_file, skip)
     missing = [d for d in pages if not (html / f"{d}.html").is_file()]
     if missing:
         raise SystemExit(f"course_pdf: pages missing from {html}: {missing}")
+    blank = html / "__calnotes_blank__.html"
     server, base = serve(html)
     driver = start_browser()
+    driver.set_window_size(PRINT_WIDTH_PX, 1000)      # the printed column's width
     writer = PdfWriter()
-    problems, t0 = [], time.time()
+    problems, failed, t0 = [], [], time.time()
+    book_title = "calnotes"
     try:
-        opts = PrintOptions()
-        opts.page_width, opts.page_height = 21.0, 29.7          # A4, in cm
-        opts.margin_top = opts.margin_bottom = 1.2
-        opts.margin_left = opts.margin_right = 1.0
-        opts.background = True
-        opts.shrink_to_fit = True
         for docname in pages:
             driver.get(base + f"{docname}.html")
             state = driver.execute_async_script(WAIT_JS)
@@ -146,16 +326,39 @@ def print_book(html: Path, toc_file: Path, out: Path, log=print) -> dict:
             if severe:
                 log(f"course_pdf: {docname}: console errors: {severe[:3]}")
             driver.execute_script(ADD_CSS_JS, PRINT_CSS)
-            pdf = PdfReader(io.BytesIO(base64.b64decode(driver.print_page(opts))))
+            driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "print"})
+            fit = driver.execute_async_script(KEEP_JS)
+            if fit["nWide"]:
+                log(f"course_pdf: {docname}: {fit['nWide']} block(s) wider than the printed"
+                    f" column, cut off at the margin: {fit['wide']}")
+            title = state["title"].split(" — ")[0].split(" &#8212; ")[0].strip() or docname
+            if docname == pages[0]:
+                book_title = (state["title"].split(" — ")[-1].strip() or book_title)
+            params = {**PAPER, "printBackground": True, "displayHeaderFooter": True,
+                      "headerTemplate": header_template(book_title, title),
+                      "footerTemplate": "<span></span>", "preferCSSPageSize": False}
+            try:
+                # printed in the layout just measured: the print media stays emulated, so the
+                # book's print script has fitted wide blocks to this width and stays applied
+                data = print_document(driver, params, log, docname)
+            except RuntimeError as exc:
+                failed.append(docname)
+                log(f"course_pdf: FAILED {exc}; the PDF is written without this page")
+                continue
+            pdf = PdfReader(io.BytesIO(data))
             first = len(writer.pages)
             for page in pdf.pages:
                 writer.add_page(page)
-            title = state["title"].split(" — ")[0].split(" &#8212; ")[0].strip() or docname
             writer.add_outline_item(title=title, page_number=first)
-            log(f"course_pdf: {docname}: {len(pdf.pages)} pages, {state['typeset']} formulas")
+            log(f"course_pdf: {docname}: {len(pdf.pages)} pages, {state['typeset']} formulas"
+                + (f", {fit['scaled']} wide blocks scaled to the column" if fit["scaled"] else ""))
+        if len(writer.pages):
+            number_pages(driver, base, html, writer, log)
     finally:
         driver.quit()
         server.shutdown()
+        server.server_close()
+        blank.unlink(missing_ok=True)
     if problems:
         raise SystemExit("course_pdf: " + "\n  ".join(problems))
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -163,11 +366,15 @@ def print_book(html: Path, toc_file: Path, out: Path, log=print) -> dict:
                          "/Creator": "scripts/course_pdf.py (headless Chromium)"})
     with open(out, "wb") as fh:
         writer.write(fh)
-    summary = {"pages": len(writer.pages), "documents": len(pages),
-               "bytes": out.stat().st_size, "seconds": round(time.time() - t0, 1)}
-    log(f"course_pdf: {out.relative_to(ROOT) if out.is_relative_to(ROOT) else out}:"
-        f" {summary['pages']} pages from {summary['documents']} documents,"
+    summary = {"pages": len(writer.pages), "documents": len(pages) - len(failed),
+               "bytes": out.stat().st_size, "seconds": round(time.time() - t0, 1),
+               "failed": failed}
+    shown = out.relative_to(ROOT) if out.is_relative_to(ROOT) else out
+    log(f"course_pdf: {shown}: {summary['pages']} pages from {summary['documents']} documents,"
         f" {summary['bytes'] / 1e6:.1f} MB, {summary['seconds']} s")
+    if failed:
+        raise SystemExit(f"course_pdf: {len(failed)} page(s) could not be printed and are"
+                         f" missing from {shown} (a partial PDF): {failed}")
     return summary
 
 
@@ -180,13 +387,27 @@ def main(argv=None) -> int:
                              " sources' _build/course-src/_toc.yml, or _toc.yml for --html"
                              " _build/html)")
     parser.add_argument("--out", type=Path, default=ROOT / "_build" / "course" / "calnotes.pdf")
+    parser.add_argument("--skip", nargs="*", default=list(SKIP), metavar="PREFIX",
+                        help="leave out the pages whose docname starts with one of these"
+                             f" (default: {' '.join(SKIP)}, the API reference; --skip with no"
+                             " value prints every page)")
+    parser.add_argument("--pages", nargs="+", metavar="DOCNAME",
+                        help="print only these pages, in this order (e.g. book/intro)")
+    parser.add_argument("--verify", action="store_true",
+                        help="after printing, check that every page carries its page number")
     args = parser.parse_args(argv)
     toc = args.toc
     if toc is None:
         student = ROOT / "_build" / "course-src" / "_toc.yml"
         teacher = args.html.resolve() == (ROOT / "_build" / "html").resolve()
         toc = ROOT / "_toc.yml" if teacher or not student.is_file() else student
-    print_book(args.html.resolve(), toc, args.out.resolve())
+    out = args.out.resolve()
+    print_book(args.html.resolve(), toc, out, skip=tuple(args.skip), pages=args.pages)
+    if args.verify:
+        bad = page_numbers_ok(out)
+        if bad:
+            raise SystemExit(f"course_pdf: pages without their page number: {bad[:20]}")
+        print(f"course_pdf: every page of {out.name} carries its page number")
     return 0
 
 

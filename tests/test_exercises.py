@@ -284,11 +284,34 @@ def test_exercises_without_checker_say_why(label):
         exercises.describe(label)
 
 
-def test_wrong_shape_of_a_multi_part_answer_raises():
-    with pytest.raises(ValueError, match=r"give a tuple of 3 answers"):
-        check("ex-qece-by-hand", (0.1, 0.2))
-    with pytest.raises(ValueError, match=r"unknown part\(s\) \['l1'\]"):
-        check("ex-qece-by-hand", {"l1": 0.1})
+def test_an_answer_of_the_wrong_form_is_a_verdict_not_an_error():
+    """A student in Jupyter gets "could not read your answer" and what to give, no traceback
+    (reader finding 10): a tuple of the wrong length, a string for several parts, an unknown
+    part name, an expression that does not parse."""
+    for answer, says in [((0.1, 0.2), "give a tuple of 3 answers"),
+                         ("0.1, 0.2, 2", "give a tuple of 3 answers"),
+                         ({"l1": 0.1}, "unknown part(s) ['l1']")]:
+        v = check("ex-qece-by-hand", answer)
+        assert not v and v.status == "unreadable"
+        assert str(v).startswith("ex-qece-by-hand: not yet. Could not read your answer: ")
+        assert says in str(v)
+    v = check("ex-smallest-k", {"kk": 10})
+    assert v.status == "unreadable" and "the only part is 'k'" in v.problem
+    hint = check("ex-noise-floor", "1/sqrt(n").hints["rate"]
+    assert hint.startswith("could not read '1/sqrt(n' as an expression")
+    # negative controls: well-formed answers are read (right: M = ceil(ln(2/0.05) / (2 0.02^2))
+    # = ceil(4611.1) = 4612 and sqrt(ln(40) / 3000) = 0.03507, by hand; wrong: 4000)
+    assert check("ex-001-dkw-m", (4612, 0.0351)).status == "right"
+    assert check("ex-001-dkw-m", (4000, 0.0351)).status == "not yet"
+    assert "could not read" not in check("ex-noise-floor", "1/n").hints["rate"]
+
+
+def test_the_placeholder_of_a_check_cell_is_not_answered():
+    v = check("ex-qece-by-hand", {"l2_qece": ..., "ece2_squared": ..., "factor": ...})
+    assert v.status == "not answered" and v.parts == dict.fromkeys(v.parts)
+    v = check("ex-qece-by-hand", {"l2_qece": ..., "ece2_squared": ..., "factor": 2})
+    assert v.status == "not yet" and v.parts["factor"] is True
+    assert check("ex-smallest-k", ...).status == "not answered"
 
 
 def test_describe_names_every_part():
@@ -348,3 +371,77 @@ def test_course_detects_what_a_solution_leaves_behind():
     left = course.leftovers(text, solutions)
     assert left.needed == {"helper": {"ex-a"}} and left.shadowed == {"x": {"ex-a"}}
     assert left.glue == ["gkey"] and left.labels == ["eq-sol"] and left.rng == ["ex-a"]
+
+
+# ---------------------------------------------------------------------------------------------
+# checking a folder of submissions (calnotes check-notebook)
+# ---------------------------------------------------------------------------------------------
+def _submission(path, answer_line_m=None, answer_line_h=None, extra=None):
+    """A student notebook as the course edition writes it (calnotes.notebook_markdown's
+    exercise cells), with the check cell's ... replaced as a student would."""
+    import nbformat
+
+    from calnotes.notebook_markdown import exercise_cells
+    cells = exercise_cells("ex-001-dkw-m") + exercise_cells("ex-murphy")
+    for cell in cells:
+        if cell.metadata.get("calnotes", {}).get("role") == "check":
+            if answer_line_m is not None:
+                cell.source = cell.source.replace('"M": ...,', f'"M": {answer_line_m},')
+            if answer_line_h is not None:
+                cell.source = cell.source.replace('"halfwidth": ...,',
+                                                  f'"halfwidth": {answer_line_h},')
+    cells += [nbformat.v4.new_code_cell(src) for src in extra or []]
+    nbformat.write(nbformat.v4.new_notebook(cells=cells), path)
+
+
+def test_check_notebook_on_a_folder_of_submissions(tmp_path, capsys):
+    """Right and wrong answers (values by hand, as above) come out as such in the CSV; a
+    student who prints the text of a right verdict without answering is not counted right
+    (the verdicts are the library's, not text read from the notebook); an answer of the wrong
+    form is 'unreadable'; a check cell that fails is 'error'."""
+    import csv
+
+    from calnotes import cli
+    folder = tmp_path / "week3"
+    folder.mkdir()
+    _submission(folder / "alice.ipynb", 4612, 0.0351)
+    _submission(folder / "bob.ipynb", 4000, 0.03)
+    _submission(folder / "carol.ipynb", extra=['print("ex-001-dkw-m: right.")'])
+    _submission(folder / "dave.ipynb", '"many"', "undefined_name")
+    (folder / "erin.ipynb").write_text("{not json")
+    out = tmp_path / "out"
+    assert cli.main(["check-notebook", str(folder), "--out", str(out), "--timeout", "60"]) == 0
+    with open(out / "summary.csv", newline="") as fh:
+        rows = {row["student"]: row for row in csv.DictReader(fh)}
+    assert rows["alice"]["ex-001-dkw-m"] == "right" and rows["alice"]["right"] == "1"
+    assert rows["bob"]["ex-001-dkw-m"] == "not yet" and rows["bob"]["right"] == "0"
+    assert rows["carol"]["ex-001-dkw-m"] == "not answered"
+    assert rows["dave"]["ex-001-dkw-m"] == "error" and rows["dave"]["failed_cells"] == "1"
+    assert rows["alice"]["failed_cells"] == "0"
+    assert rows["erin"]["error"].startswith("not a readable notebook")
+    with open(out / "details.csv", newline="") as fh:
+        details = {(r["student"], r["exercise"]): r for r in csv.DictReader(fh)}
+    assert "solve sqrt(ln(2/delta)" in details[("bob", "ex-001-dkw-m")]["hints"]
+    assert "NameError" in details[("dave", "ex-001-dkw-m")]["hints"]
+    assert "ex-murphy" not in rows["alice"]             # no checker, no column
+    assert "alice: 1 right" in capsys.readouterr().out
+
+
+def test_check_notebook_refuses_what_is_not_a_submission(tmp_path, capsys):
+    from calnotes import cli
+    (tmp_path / "notes.txt").write_text("x")
+    for args, says in [([str(tmp_path / "missing")], "no such file or folder"),
+                       ([str(tmp_path / "notes.txt")], "is not a notebook"),
+                       ([str(tmp_path)], "holds no .ipynb file")]:
+        assert cli.main(["check-notebook", *args]) == 2
+        assert says in capsys.readouterr().err
+
+
+def test_the_exercise_index_lists_every_exercise_of_the_book():
+    from calnotes.coursework import exercise_index
+    rows = exercise_index(ROOT)
+    assert {r.label for r in rows} == set(BOOK)
+    assert sum(r.checkable for r in rows) == len(exercises.labels())
+    assert [r.week for r in rows] == sorted(r.week for r in rows)     # reading order
+    first = rows[0]
+    assert (first.docname, first.week) == ("book/foundations/measures", 1)

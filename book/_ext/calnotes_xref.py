@@ -1,6 +1,6 @@
 """Sphinx extension: let references to calnotes' flat public names resolve.
 
-The API reference (book/appendix/api.md) documents every function and class under the module
+The API reference (book/appendix/api/*.md, one page per module) documents every function and class under the module
 that defines it, e.g. ``calnotes.measures.l2_qece``. The package re-exports them flat, and the
 book and docstrings may write ``{func}`calnotes.l2_qece``` (or ``calnotes.SomeClass.method``):
 this handler resolves such a reference to the documented definition, also through a
