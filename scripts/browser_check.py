@@ -30,7 +30,41 @@ overflow      the main column does not overflow horizontally: the page has no ho
               clips horizontally (``overflow-x`` other than ``visible``) is fine: the page keeps
               its width and the content scrolls in its own box; unless that box is taller than
               the window and its content wider than it (code blocks excepted): its scroll bar is
-              then out of sight and a table looks cut off at the right edge.
+              then out of sight and a table looks cut off at the right edge. (A display formula
+              in a scroll box is a math-width failure instead; see below.)
+narrow        at a window NARROW_WIDTH (400) px wide (``--narrow-width``), the page does not scroll
+              horizontally either (the first elements of the main column that run past the
+              right edge are named). The other checks run at the full width only.
+print         under print media at a window PRINT_WIDTH (718) px wide (A4 less Chromium's default
+              margins; ``--print-width``), every display formula, table, code block and image of
+              the main column lies within the column and shows all its content (no scroll box
+              hiding part of it): on paper nothing scrolls, and what sticks out is cut off. The
+              book's print rules (calnotes.css: boxes unclipped, code and cells wrap) and
+              calnotes.js (a formula or table still too wide is scaled to fit) make this hold.
+math-width    every display formula (``mjx-container[display]``) fits its column at this width:
+              the typeset formula is at most as wide as its container. A formula never scrolls:
+              its right-hand part, off-screen without a cue, is lost on screen and in print, so
+              long chains are broken over lines (``aligned``, ``multline``) in the source.
+scroll-cue    content wider than its box (tables, code, outputs) may only scroll in a box that
+              shows it scrolls: ``overflow-x`` ``auto``/``scroll``, a scroll bar that takes room
+              (at least 4 px; not hidden by ``scrollbar-width: none``) and a cue from the book's
+              CSS (book/_ext/static/calnotes.css): a ``scrollbar-color``, which keeps the bar
+              drawn where the system overlays and fades scroll bars (macOS, phones), or an edge
+              shadow drawn as a ``background-image`` gradient. Unstyled scroll boxes fail even
+              though headless Chromium on Linux draws their bar: a reader on macOS sees none.
+caption       every image of the main column (icons excepted: Sphinx's ``img.toggler`` and images
+              shown at most 32 x 32 px) is a numbered figure: it sits in a ``<figure>``
+              whose ``<figcaption>`` has Sphinx's number span (``.caption-number``, "Fig. N" or
+              "Fig. N.M") and caption text besides the number.
+alt           every image of the main column has alt text that is not empty and not a file name
+              (no spaces and a ``/``, ``\\`` or image suffix; the src's file name;
+              matplotlib's ``<Figure size ...>`` repr).
+figure-text   the smallest text of every image is at least MIN_FIGURE_TEXT_PX (9) CSS px high as
+              shown: ``calnotes:min_font_px`` (the smallest font size in the image's own pixels,
+              ``fontsize_pt * dpi / 72``, a PNG text chunk the book's figure code writes:
+              calnotes.plotting.PNG_MIN_FONT_KEY) times displayed width / natural width. An
+              image without that chunk (or not a PNG) fails: its text size is unknown. Images
+              without a layout box (display: none, e.g. in a collapsed toggle) are not measured.
 link          every link to a local page resolves to an existing file and, with a ``#anchor``,
               to an element with that id (or an ``<a name>``) on the target page.
 
@@ -65,6 +99,8 @@ from pathlib import Path
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
 WIDTH, HEIGHT = 1280, 1000
+NARROW_WIDTH = 400  # a phone held upright: the page must not scroll sideways there either
+PRINT_WIDTH = 718  # A4 (794 CSS px) less Chromium's default print margins (about 1 cm a side)
 # Key pages for a person to look at: the front page, a chapter full of mathematics, one with
 # figures, and the verification ledger's wide table. Pages missing from the build are skipped.
 SCREENSHOT_PAGES = (
@@ -74,6 +110,18 @@ SCREENSHOT_PAGES = (
     "book/appendix/ledger.html",
 )
 SCREENSHOT_MAX_HEIGHT = 8000
+# Figures: the smallest text of a figure, at the size the figure is shown, in CSS px. The theme's
+# body text is 16 px and its smallest (footnotes, code) about 14 px; under 9 px a label needs a
+# zoom to be read (the reader found 4-6 px labels unreadable). A 9 pt label of a figure drawn at
+# the column's width (7 in at 150 dpi, shown 688 px wide) is shown 12.3 px high, so 9 px leaves
+# room for a figure shown somewhat smaller. Text height in the PNG is fontsize_pt * dpi / 72;
+# the figure-saving code writes the smallest into the PNG under PNG_FONT_KEY
+# (calnotes.plotting.PNG_MIN_FONT_KEY).
+MIN_FIGURE_TEXT_PX = 9.0
+PNG_FONT_KEY = "calnotes:min_font_px"
+# "Fig. 3", "Fig. 3.2", "Figure 12": the number Sphinx puts in a numbered figure's caption.
+FIGURE_NUMBER = re.compile(r"^(Fig\.?|Figure)\s*\d+(\.\d+)*[.:]?$")
+IMAGE_SUFFIX = re.compile(r"\.(png|jpe?g|gif|svg|webp|pdf|bmp|tiff?)$", re.I)
 PAGE_TIMEOUT = 60  # seconds for one page to load, typeset and settle
 
 # Runs after the load event: waits for MathJax's first typesetting, every image and font, and two
@@ -121,6 +169,7 @@ const main = document.querySelector('article.bd-article') || document.querySelec
   || document.querySelector('main') || document.querySelector('article') || document.body;
 const area = document.querySelector('.bd-main') || document.body;
 const out = {rawTex: [], merror: [], images: [], overflow: [], links: [], ids: [], scrollWidth: 0,
+             figures: [], wideMath: [], noCue: [],
              clientWidth: 0, formulas: document.querySelectorAll('mjx-container').length,
              imageCount: document.images.length};
 
@@ -166,6 +215,37 @@ for (const img of document.images) {
   }
 }
 
+// --- figures: caption and number, alt text, displayed size ---------------------------------
+for (const img of main.querySelectorAll('img')) {
+  // icons, not figures: Sphinx's expand/collapse toggles (module index), anything shown at most
+  // 32 x 32 px
+  const box = img.getBoundingClientRect();
+  if (img.matches('.toggler') || (box.width > 0 && box.width <= 32 && box.height <= 32)) continue;
+  const fig = img.closest('figure');
+  const cap = fig ? fig.querySelector('figcaption') : null;
+  const num = cap ? cap.querySelector('.caption-number') : null;
+  const text = cap ? cap.querySelector('.caption-text') : null;
+  out.figures.push({
+    src: img.currentSrc || img.src, attr: img.getAttribute('src') || '',
+    alt: img.getAttribute('alt'), shown: box.width,
+    natural: img.naturalWidth, figure: !!fig,
+    number: num ? num.textContent.replace(/\s+/g, ' ').trim() : null,
+    caption: (text || cap) ? (text || cap).textContent.replace(/\s+/g, ' ').trim() : null,
+  });
+}
+
+// --- display formulas wider than their column -----------------------------------------------
+for (const c of main.querySelectorAll('mjx-container[display="true"]')) {
+  const m = c.querySelector('mjx-math');
+  if (!m) continue;
+  const w = m.getBoundingClientRect().width;
+  if (w === 0) continue;  // not displayed (a collapsed solution)
+  if (w > c.clientWidth + 1) {
+    const tex = (c.parentElement.textContent || '').replace(/\s+/g, ' ').trim().slice(0, 60);
+    out.wideMath.push({width: Math.round(w), column: c.clientWidth, text: tex});
+  }
+}
+
 // --- horizontal overflow --------------------------------------------------------------------
 out.scrollWidth = document.documentElement.scrollWidth;
 out.clientWidth = document.documentElement.clientWidth;
@@ -197,6 +277,26 @@ for (const el of main.querySelectorAll('*')) {
   const style = getComputedStyle(el);
   if (style.position === 'fixed' || style.visibility === 'hidden') continue;
   if (style.clip !== 'auto' && style.clip !== '') continue;  // visually hidden helpers
+  const scrolls = /^(auto|scroll)$/.test(style.overflowX) && el.scrollWidth > el.clientWidth + 1;
+  // a display formula must fit its column (checked above), not scroll
+  if (scrolls && el.matches('mjx-container')) { reported.push(el); continue; }
+  // content wider than its box scrolls in a box that shows it does: a scroll bar that takes room
+  // (not hidden by scrollbar-width: none or ::-webkit-scrollbar) and a cue that the book's CSS
+  // gives (a scroll bar colour, which also shows where scroll bars overlay and fade, or an
+  // edge shadow drawn with a background gradient)
+  if (scrolls) {
+    const bar = el.offsetHeight - el.clientHeight - parseFloat(style.borderTopWidth)
+      - parseFloat(style.borderBottomWidth);
+    const cue = style.scrollbarColor !== 'auto' || /gradient/.test(style.backgroundImage);
+    if (bar < 4 || style.scrollbarWidth === 'none' || !cue) {
+      reported.push(el);
+      out.noCue.push(`${describe(el)}: ${el.scrollWidth} px of content scroll in a `
+        + `${el.clientWidth} px box without a visible scroll cue (`
+        + (bar < 4 || style.scrollbarWidth === 'none' ? 'no scroll bar shown'
+           : 'scroll bar not styled visible, no edge shadow') + ')');
+      continue;
+    }
+  }
   // a horizontal scroll box taller than the window has its scroll bar out of sight: a table cut
   // off at its right edge looks like a table running off the page (code blocks excepted: a
   // long code line scrolling in its block is the convention, and visibly cut mid-line)
@@ -227,6 +327,75 @@ for (const a of document.querySelectorAll('a[href]')) {
 for (const e of document.querySelectorAll('[id]')) out.ids.push(e.id);
 for (const e of document.querySelectorAll('a[name]')) out.ids.push(e.getAttribute('name'));
 return out;
+"""
+
+
+# Run at the narrow width: does the page scroll sideways, and which element of the main column
+# runs past the window's right edge (its box, or its text: scrollWidth past its own box)?
+NARROW_JS = r"""
+const done = arguments[arguments.length - 1];
+requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(() => {
+  const W = document.documentElement.clientWidth;
+  const scrollWidth = document.documentElement.scrollWidth;
+  if (scrollWidth <= W + 1) {
+    done({scrollWidth: scrollWidth, clientWidth: W, culprits: []});
+    return;
+  }
+  const main = document.querySelector('article.bd-article') || document.querySelector('main')
+    || document.body;
+  const culprits = [];
+  const inScrollBox = (el) => {
+    for (let a = el.parentElement; a && a !== document.body; a = a.parentElement)
+      if (getComputedStyle(a).overflowX !== 'visible') return true;
+    return false;
+  };
+  for (const el of main.querySelectorAll('*')) {
+    if (culprits.length >= 3) break;
+    if (/^MJX-/.test(el.tagName) && el.tagName !== 'MJX-CONTAINER') continue;
+    if (culprits.some((c) => c.contains(el)) || inScrollBox(el)) continue;
+    const r = el.getBoundingClientRect();
+    if (r.width === 0) continue;
+    const textOut = getComputedStyle(el).overflowX === 'visible'
+      && r.left + el.scrollWidth > W + 1;
+    if (r.right > W + 1 || textOut) culprits.push(el);
+  }
+  done({scrollWidth: scrollWidth, clientWidth: W,
+        culprits: culprits.map((el) => el.tagName.toLowerCase() + (el.className && typeof
+          el.className === 'string' ? '.' + el.className.trim().split(/\s+/)[0] : '') + ' ("'
+          + (el.textContent || '').replace(/\s+/g, ' ').trim().slice(0, 40) + '")')});
+}, 100)));
+"""
+
+
+# Run under print media at PRINT_WIDTH: every formula, table, code block and image of the main
+# column lies within the column (a scroll box on paper shows only its first part, and what
+# sticks out past the margin is cut off), and no code block or table hides part of its content.
+PRINT_JS = r"""
+const done = arguments[arguments.length - 1];
+requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(() => {
+  const main = document.querySelector('article.bd-article') || document.querySelector('main')
+    || document.body;
+  const m = main.getBoundingClientRect();
+  const out = [];
+  for (const el of main.querySelectorAll(
+      'mjx-container[display="true"] > mjx-math, table, pre, img')) {
+    if (el.matches('table table, table pre, table img')) continue;
+    const r = el.getBoundingClientRect();
+    if (r.width === 0 || r.height === 0) continue;  // not printed (noprint, a closed dropdown)
+    const over = Math.max(r.right - m.right, m.left - r.left);
+    const clipped = getComputedStyle(el).overflowX !== 'visible'
+      && el.scrollWidth > el.clientWidth + 1;
+    if (over > 1 || clipped) {
+      const text = (el.closest('mjx-container') || el).textContent.replace(/\s+/g, ' ').trim();
+      const name = el.tagName.toLowerCase().replace('mjx-math', 'display formula');
+      out.push(`${name} ("${text.slice(0, 50)}") ` + (over > 1
+        ? `runs ${Math.round(over)} px past the ${Math.round(m.width)} px wide text: cut off`
+        : `shows ${el.clientWidth} px of its ${el.scrollWidth} px content: the rest is cut off`));
+    }
+    if (out.length >= 5) break;
+  }
+  done(out);
+}, 100)));
 """
 
 
@@ -353,6 +522,13 @@ def start_browser(width: int):
     return driver
 
 
+def reset_emulation(driver, width: int) -> None:
+    """Back to screen media and the full window width (after the narrow and print checks)."""
+    driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": ""})
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+        "width": width, "height": HEIGHT, "deviceScaleFactor": 1, "mobile": False})
+
+
 def _drain_logs(driver) -> None:
     driver.get("about:blank")
     driver.get_log("browser")
@@ -395,6 +571,107 @@ def _local_path(root: Path, base: str, url: str) -> tuple[Path, str]:
     return path, urllib.parse.unquote(parsed.fragment)
 
 
+def png_text(data: bytes) -> dict[str, str]:
+    """The text chunks (tEXt, zTXt, iTXt) of a PNG file's bytes; {} for anything else.
+
+    >>> png_text(b"not a png")
+    {}
+    """
+    import struct
+    import zlib
+
+    if not data.startswith(b"\x89PNG\r\n\x1a\n"):
+        return {}
+    texts: dict[str, str] = {}
+    pos = 8
+    while pos + 8 <= len(data):
+        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + length]
+        pos += 12 + length
+        try:
+            if kind == b"tEXt":
+                key, _, value = body.partition(b"\0")
+                texts[key.decode("latin-1")] = value.decode("latin-1")
+            elif kind == b"zTXt":
+                key, _, rest = body.partition(b"\0")
+                texts[key.decode("latin-1")] = zlib.decompress(rest[1:]).decode("latin-1")
+            elif kind == b"iTXt":
+                key, _, rest = body.partition(b"\0")
+                compressed, rest = rest[0], rest[2:]
+                _lang, _, rest = rest.partition(b"\0")
+                _translated, _, value = rest.partition(b"\0")
+                value = zlib.decompress(value) if compressed else value
+                texts[key.decode("latin-1")] = value.decode("utf-8")
+            elif kind == b"IEND":
+                break
+        except (ValueError, zlib.error, IndexError):
+            continue  # a damaged chunk: as if absent
+    return texts
+
+
+def _image_bytes(root: Path, base: str, url: str) -> bytes | None:
+    if url.startswith("data:"):
+        header, _, payload = url.partition(",")
+        if header.endswith(";base64"):
+            return base64.b64decode(payload)
+        return urllib.parse.unquote_to_bytes(payload)
+    if url.startswith(base):
+        path, _ = _local_path(root, base, url)
+        if path.is_file():
+            return path.read_bytes()
+    return None
+
+
+def _is_path_like(alt: str, src: str) -> bool:
+    """Alt text that names a file rather than saying what the image shows."""
+    text = alt.strip()
+    name = urllib.parse.unquote(src.split("?")[0].rstrip("/").rsplit("/", 1)[-1])
+    if text == name or text.lower().startswith(("<figure size", "<matplotlib")):
+        return True
+    return " " not in text and ("/" in text or "\\" in text or bool(IMAGE_SUFFIX.search(text)))
+
+
+def check_figures(result: PageResult, figures: list[dict], root: Path, base: str) -> None:
+    """Caption and number, alt text, and the displayed size of the smallest text of each image."""
+    for fig in figures:
+        name = urllib.parse.unquote(fig["attr"].rsplit("/", 1)[-1])[:60] or "(no src)"
+        if not fig["figure"]:
+            result.fail("caption", f"image {name} is not in a <figure> with a numbered caption")
+        elif not fig["number"] or not FIGURE_NUMBER.match(fig["number"]):
+            result.fail("caption", f"figure {name} has no number in its caption (a "
+                                   f"'Fig. N' caption-number span): caption {fig['caption']!r}")
+        elif not fig["caption"] or fig["caption"] == fig["number"]:
+            result.fail("caption", f"figure {name} ({fig['number']}) has a number but no "
+                                   "caption text")
+        alt = fig["alt"]
+        if alt is None or not alt.strip():
+            result.fail("alt", f"image {name} has {'no' if alt is None else 'empty'} alt text")
+        elif _is_path_like(alt, fig["attr"]):
+            result.fail("alt", f"image {name} has a file name for alt text: {alt[:80]!r}")
+        if fig["natural"] == 0 or fig["shown"] == 0:
+            continue  # not loaded (the image check reports it) or not shown (a closed dropdown)
+        data = _image_bytes(root, base, fig["src"])
+        value = png_text(data).get(PNG_FONT_KEY) if data is not None else None
+        try:
+            font_px = float(value) if value is not None else None
+        except ValueError:
+            font_px = None
+        if font_px is None:
+            what = "not a PNG" if data is None or not data.startswith(b"\x89PNG") else \
+                f"no valid {PNG_FONT_KEY} text chunk ({value!r})" if value else \
+                f"no {PNG_FONT_KEY} text chunk"
+            result.fail("figure-text", f"image {name}: the size of its smallest text is unknown "
+                                       f"({what}; the figure-saving code writes it)")
+            continue
+        shown_px = font_px * fig["shown"] / fig["natural"]
+        if shown_px < MIN_FIGURE_TEXT_PX - 0.05:
+            result.fail("figure-text", f"image {name}: its smallest text is shown {shown_px:.1f} "
+                                       f"px high, under {MIN_FIGURE_TEXT_PX:g} px ({font_px:g} px "
+                                       f"in the image, shown at {fig['shown']:.0f} of "
+                                       f"{fig['natural']} px)")
+    result.counts["figures"] = len(figures)
+
+
 def check_links(result: PageResult, links: list[list[str]], root: Path, base: str,
                 live_ids: dict[str, set[str]]) -> None:
     checked = 0
@@ -426,13 +703,29 @@ def check_links(result: PageResult, links: list[list[str]], root: Path, base: st
     result.counts["internal links"] = checked
 
 
-def check_page(driver, base: str, page: str) -> tuple[PageResult, dict, set[str]]:
+def check_page(driver, base: str, page: str, root: Path, width: int = WIDTH,
+               narrow_width: int | None = NARROW_WIDTH,
+               print_width: int | None = PRINT_WIDTH) -> tuple[PageResult, dict, set[str]]:
     result = PageResult(page)
     start = time.monotonic()
     _drain_logs(driver)
+    reset_emulation(driver, width)
     driver.get(base + urllib.parse.quote(page))
     waited = driver.execute_async_script(WAIT_JS)
     data = driver.execute_script(COLLECT_JS)
+    # the narrow window, then print media: each change lays the (long) page out again, so the
+    # full width and screen media come back only on the next blank page (reset_emulation)
+    narrow, printed = None, []
+    metrics = {"height": HEIGHT, "deviceScaleFactor": 1, "mobile": False}
+    if narrow_width:
+        driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                               {**metrics, "width": narrow_width})
+        narrow = driver.execute_async_script(NARROW_JS)
+    if print_width:
+        driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                               {**metrics, "width": print_width})
+        driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "print"})
+        printed = driver.execute_async_script(PRINT_JS)
 
     if waited["wantsMathJax"] and waited["mathjax"] != "typeset":
         result.fail("math", f"MathJax {waited['mathjax']}")
@@ -449,6 +742,19 @@ def check_page(driver, base: str, page: str) -> tuple[PageResult, dict, set[str]
                                 f"in a {data['clientWidth']} px window")
     for text in data["overflow"]:
         result.fail("overflow", text)
+    if narrow and narrow["scrollWidth"] > narrow["clientWidth"] + 1:
+        result.fail("narrow", f"at {narrow_width} px the page scrolls horizontally: "
+                              f"{narrow['scrollWidth']} px wide in a {narrow['clientWidth']} px "
+                              f"window; running past the edge: "
+                              f"{', '.join(narrow['culprits']) or 'no element of the main column'}")
+    for text in printed:
+        result.fail("print", f"printed {print_width} px wide: {text}")
+    for text in data["noCue"]:
+        result.fail("scroll-cue", text)
+    for formula in data["wideMath"]:
+        result.fail("math-width", f"display formula {formula['width']} px wide in a "
+                                  f"{formula['column']} px column (break it over lines): "
+                                  f"\"{formula['text']}\"")
 
     for entry in driver.get_log("browser"):
         if entry.get("level") == "SEVERE":
@@ -463,9 +769,10 @@ def check_page(driver, base: str, page: str) -> tuple[PageResult, dict, set[str]
             reason = f"HTTP {status[url]}" if url in status else failed[url]
             result.fail("request", f"local resource missing: /{url[len(base):]} ({reason})")
 
-    result.seconds = time.monotonic() - start
     result.counts = {"formulas": data["formulas"], "images": data["imageCount"],
                      "requests": len(urls)}
+    check_figures(result, data["figures"], root, base)
+    result.seconds = time.monotonic() - start
     return result, data, set(data["ids"])
 
 
@@ -489,7 +796,8 @@ def screenshot(driver, path: Path, width: int) -> None:
 
 
 def run(root: Path, pages: list[str], screenshots: Path | None, screenshot_pages: list[str],
-        width: int, out=sys.stdout) -> list[PageResult]:
+        width: int, out=sys.stdout, narrow_width: int | None = NARROW_WIDTH,
+        print_width: int | None = PRINT_WIDTH) -> list[PageResult]:
     server = serve(root)
     base = f"http://127.0.0.1:{server.server_port}/"
     driver = start_browser(width)
@@ -505,7 +813,8 @@ def run(root: Path, pages: list[str], screenshots: Path | None, screenshot_pages
                 results.append(result)
                 continue
             try:
-                result, data, ids = check_page(driver, base, page)
+                result, data, ids = check_page(driver, base, page, root, width, narrow_width,
+                                               print_width)
             except Exception as exc:  # a page that hangs or crashes the tab is a failure too
                 result = PageResult(page)
                 first_line = (str(exc).splitlines() or [""])[0]
@@ -519,6 +828,7 @@ def run(root: Path, pages: list[str], screenshots: Path | None, screenshot_pages
             print(f"  {page}: {status} ({result.seconds:.1f} s)", file=out, flush=True)
             if screenshots is not None and page in screenshot_pages:
                 name = page.removesuffix(".html").replace("/", "__") + ".png"
+                reset_emulation(driver, width)
                 screenshot(driver, screenshots / name, width)
                 print(f"    screenshot {screenshots / name}", file=out, flush=True)
         for result in results:  # after all pages, so anchors can be checked on the live pages
@@ -542,6 +852,12 @@ def main(argv: list[str] | None = None) -> int:
                         help="check only these pages (paths relative to --html, globs allowed)")
     parser.add_argument("--width", type=int, default=WIDTH,
                         help="window width in px (default 1280)")
+    parser.add_argument("--narrow-width", type=int, default=NARROW_WIDTH,
+                        help="also check for sideways page scrolling at this width "
+                             f"(default {NARROW_WIDTH}; 0: skip)")
+    parser.add_argument("--print-width", type=int, default=PRINT_WIDTH,
+                        help="also check the print layout at this width "
+                             f"(default {PRINT_WIDTH}; 0: skip)")
     parser.add_argument("--json", type=Path, default=None, help="also write the results as JSON")
     args = parser.parse_args(argv)
 
@@ -554,7 +870,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"browser check: {len(pages)} page(s) of {args.html} at {args.width} px", flush=True)
     start = time.monotonic()
     try:
-        results = run(root, pages, args.screenshots, args.screenshot_pages, args.width)
+        results = run(root, pages, args.screenshots, args.screenshot_pages, args.width,
+                      narrow_width=args.narrow_width or None,
+                      print_width=args.print_width or None)
     except RuntimeError as exc:
         print(f"browser check: {exc}", file=sys.stderr)
         return 2

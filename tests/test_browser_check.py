@@ -2,11 +2,17 @@
 
 One page per defect the check looks for (an image that does not load, raw TeX left untypeset, a
 MathJax error node, a request to another host, a broken link and a broken anchor, a JavaScript
-error, an element running out of the main column, a tall scroll box cutting off its content),
-and pages that must pass although they hold look-alikes (dollar amounts in prose, TeX inside code,
-an external link, a wide element in a short scroll box). Runs the real CLI in headless Chromium:
-skipped only when /usr/bin/chromium, /usr/bin/chromedriver or selenium is missing
-(``make test`` installs them when it can: scripts/ensure_chromium.sh and the ``browser`` extra).
+error, an element running out of the main column, a tall scroll box cutting off its content, a
+display formula wider than its column, a scroll box without a visible cue, a code block or table
+cut off in print, a page scrolling sideways at 400 px, an image without a numbered caption, alt
+text that is a file name or empty, figure text shown under 9 px or of unknown size), and pages
+that must pass although they hold look-alikes (dollar amounts in prose, TeX inside code, an
+external link, wide content in short scroll boxes with a coloured scroll bar or an edge shadow, a
+formula that fits, figures shown at exactly the minimum text size, an icon, a wide table and a
+long code line that the book's own calnotes.css and calnotes.js fit to the printed column). Runs
+the real CLI in headless Chromium: skipped only when /usr/bin/chromium, /usr/bin/chromedriver or
+selenium is missing (``make test`` installs them when it can: scripts/ensure_chromium.sh and the
+``browser`` extra).
 """
 
 from __future__ import annotations
@@ -14,8 +20,10 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import struct
 import subprocess
 import sys
+import zlib
 from pathlib import Path
 
 import pytest
@@ -45,10 +53,71 @@ def _page(body: str, head: str = "") -> str:
             f"<body><main>{body}</main></body></html>")
 
 
+STATIC = ROOT / "book" / "_ext" / "static"  # the book's own CSS and JS, copied into the site
+BOOK_HEAD = ('<link rel="stylesheet" href="calnotes.css">'
+             '<script src="calnotes.js" defer></script>')
+
+
+def _book_page(body: str) -> str:
+    """A page with the book's calnotes.css and calnotes.js, its column an article.bd-article."""
+    return _page(f'<article class="bd-article">{body}</article>', head=BOOK_HEAD)
+
+
 IMAGE = ("<svg xmlns='http://www.w3.org/2000/svg' width='40' height='20'>"
          "<rect width='40' height='20'/></svg>")
+FONT_KEY = "calnotes:min_font_px"  # what calnotes.plotting writes (PNG_MIN_FONT_KEY)
 
-GOOD = _page("""
+
+def _chunk(kind: bytes, body: bytes) -> bytes:
+    return (struct.pack(">I", len(body)) + kind + body
+            + struct.pack(">I", zlib.crc32(kind + body) & 0xFFFFFFFF))
+
+
+def _png(width: int, height: int = 10, text: dict[str, str] | None = None,
+         itxt: dict[str, str] | None = None) -> bytes:
+    """A grey PNG written here (not by the code under test), with tEXt / compressed iTXt chunks."""
+    rows = b"".join(b"\x00" + b"\x80" * width for _ in range(height))
+    chunks = [_chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0))]
+    for key, value in (text or {}).items():
+        chunks.append(_chunk(b"tEXt", key.encode("latin-1") + b"\0" + value.encode("latin-1")))
+    for key, value in (itxt or {}).items():
+        chunks.append(_chunk(b"iTXt", key.encode("latin-1") + b"\0\x01\x00" + b"\0\0"
+                             + zlib.compress(value.encode("utf-8"))))
+    chunks += [_chunk(b"IDAT", zlib.compress(rows)), _chunk(b"IEND", b"")]
+    return b"\x89PNG\r\n\x1a\n" + b"".join(chunks)
+
+
+# Figure text: 12 px in a 200 px image shown at 200 px is 12 px; shown at 150 px, 9 px (the
+# minimum, passes); a 1000 px image with 12 px text shown at 400 px has 4.8 px text (fails).
+IMAGES = {
+    "img/fig.png": _png(200, text={"Software": "test", FONT_KEY: "12"}),
+    "img/fig_itxt.png": _png(200, itxt={FONT_KEY: "12.00"}),
+    "img/wide.png": _png(1000, text={FONT_KEY: "12"}),
+    "img/plain.png": _png(200),
+    "img/bad_key.png": _png(200, text={FONT_KEY: "large"}),
+}
+
+
+def _figure(src: str, alt: str = "a grey band", width: int = 200,
+            number: str | None = "Fig. 1 ", caption: str = "A grey band.") -> str:
+    num = f'<span class="caption-number">{number}</span>' if number is not None else ""
+    return (f'<figure><img src="{src}" alt="{alt}" style="width: {width}px; max-width: 100%">'
+            f'<figcaption><p>{num}<span class="caption-text">{caption}</span></p></figcaption>'
+            "</figure>")
+
+
+def _formula(width: int) -> str:
+    """A typeset display formula as MathJax 3 lays it out (the theme's div.math scroll box)."""
+    return ('<div class="math" style="display: flex; max-width: 100%; overflow: hidden">'
+            '<mjx-container class="MathJax" jax="CHTML" display="true" style="display: block; '
+            f'flex-grow: 1; overflow: auto"><mjx-math style="display: inline-block; width: '
+            f'{width}px">a = b</mjx-math></mjx-container></div>')
+
+
+CUE = "scrollbar-color: #666 transparent"
+SHADOW = "background: linear-gradient(to left, #0003, transparent) right / 1em 100% no-repeat"
+
+GOOD = _book_page("""
 <h1 id="top">A good page</h1>
 <p>Prose with dollar amounts: it costs $5 and $10, or $3.50 each; a fee of $5
    and a refund of US$10.</p>
@@ -57,15 +126,37 @@ GOOD = _page("""
    C:\\temp\\infile.</p>
 <pre>\\begin{align} a &amp;= b \\end{align} and $$z$$</pre>
 <div class="highlight"><span>$w$</span></div>
-<p><img src="img/ok.svg" alt="a rectangle"></p>
+__FIGURES__
 <p><a href="other.html#target">an anchor</a>, <a href="#top">this page's top</a>,
    <a href="sub/">a folder's index</a>, <a href="other.html">a page</a>,
    <a href="https://example.org/paper.pdf">a paper elsewhere</a>,
    <a href="mailto:someone@example.org">mail</a></p>
-<div style="overflow-x: auto; max-width: 300px">
-  <div style="width: 2000px">a wide element in a short scroll box</div>
+<div style="overflow-x: auto; max-width: 300px; scrollbar-color: #666 transparent">
+  <div style="width: 2000px">a wide element in a short scroll box with a coloured bar</div>
 </div>
+<div style="overflow-x: auto; max-width: 300px; __SHADOW__">
+  <table style="width: 2000px"><tr><td>a wide table in a box with an edge shadow</td></tr></table>
+</div>
+<div style="overflow-x: auto; max-width: 300px">
+  <div style="width: 290px">a box that could scroll but need not: no cue needed</div>
+</div>
+<p><img src="img/ok.svg" alt="" style="width: 16px; height: 8px"> an icon is not a figure</p>
+<p>A long sentence that wraps at a narrow window: the page keeps its width because prose breaks
+   at spaces, as ordinary text does in every paragraph of the book.</p>
+__FORMULA__
+<div class="cell_output"><div class="output" style="overflow-x: auto; max-width: 600px">
+  <table style="width: 1000px"><tr><td>a wide output table: scrolls on screen, and
+  calnotes.js scales it to the column in print</td></tr></table>
+</div></div>
+<pre style="overflow: auto; max-width: 600px">a code line too long for the column, which scrolls \
+on screen and wraps in print: x = 1; y = 2; z = 3; w = 4</pre>
 """)
+
+GOOD = GOOD.replace("__SHADOW__", SHADOW).replace("__FORMULA__", _formula(500)).replace(
+    "__FIGURES__",
+    _figure("img/fig.png")                               # 12 px text at full size
+    + _figure("img/fig_itxt.png", width=150, number="Fig. 2.3 ")  # 9 px: just the minimum
+    + _figure("img/wide.png", alt="a wide grey band", width=750, number="Figure 4"))
 
 SITE = {
     # the book's own index.html is a redirect like this one
@@ -74,7 +165,7 @@ SITE = {
     "other.html": _page('<h1>Other</h1><p id="target">the target</p><a href="good.html">back</a>'),
     "sub/index.html": _page("<p>a folder's index page</p>"),
     "img/ok.svg": IMAGE,
-    "missing_image.html": _page('<p><img src="img/nope.png" alt="missing"></p>'),
+    "missing_image.html": _page(_figure("img/nope.png", alt="a missing figure")),
     "raw_tex.html": _page("<p>The estimator $\\hat{x}_n$ is biased.</p>"),
     "raw_tex_lines.html": _page("<p>A sum $a_1 +\n  a_2$ over two source lines.</p>"),
     "raw_display.html": _page(r"<p>\[ \int_0^1 f \]</p>"),
@@ -95,8 +186,35 @@ SITE = {
                            "<script>const THEBE_JS_URL = 1;</script>"
                            "<script>const THEBE_JS_URL = 2;</script>"),
     "overflow.html": _page('<p>text</p><div style="width: 3000px">far too wide</div>'),
-    "cut_off.html": _page('<div style="overflow-x: auto">'
+    "cut_off.html": _page(f'<div style="overflow-x: auto; {CUE}">'
                           '<div style="width: 3000px; height: 3000px">tall and wide</div></div>'),
+    # reader finding 2: a formula or table wider than the column, scrolling without a cue
+    "wide_formula.html": _page(_formula(2000)),
+    "no_cue.html": _book_page('<div style="overflow-x: auto"><table style="width: 2000px"><tr>'
+                              '<td>a wide table</td></tr></table></div>'),
+    "hidden_bar.html": _page(f'<div style="overflow-x: auto; {CUE}; scrollbar-width: none">'
+                             '<div style="width: 2000px">a wide element</div></div>'),
+    # reader finding 2, print: a scroll box shows only its first part on paper; a table wider
+    # than the printed column runs past the margin (no print rules, no calnotes.js here)
+    "print_code.html": _page(f'<pre style="overflow-x: auto; max-width: 600px; {CUE}">'
+                             + "x = 1; " * 40 + "</pre>"),
+    "print_table.html": _page(f'<div style="overflow-x: auto; max-width: 600px; {CUE}">'
+                              '<table style="width: 1000px"><tr><td>wide</td></tr></table></div>'),
+    # reader finding 12: at 400 px the page scrolls sideways
+    "narrow.html": _page('<p>A name that cannot break: <code style="display: inline-block; '
+                         'width: 600px">calnotes.population.random_finite_distribution</code>'
+                         "</p>"),
+    # reader finding 3: figures without caption or number, file names for alt text, tiny text
+    "no_caption.html": _page('<p><img src="img/fig.png" alt="a grey band"></p>'),
+    "no_number.html": _page(_figure("img/fig.png", number=None)),
+    "number_only.html": _page(_figure("img/fig.png", caption="")),
+    "path_alt.html": _page(_figure("img/fig.png", alt="../../_images/9c43aec0adf1.png")),
+    "empty_alt.html": _page(_figure("img/fig.png", alt="")),
+    "repr_alt.html": _page(_figure("img/fig.png", alt="<Figure size 640x480 with 2 Axes>")),
+    "small_text.html": _page(_figure("img/wide.png", width=400)),
+    "no_font_key.html": _page(_figure("img/plain.png")),
+    "bad_font_key.html": _page(_figure("img/bad_key.png")),
+    "svg_figure.html": _page(_figure("img/ok.svg")),
 }
 
 EXPECTED = {  # page: (check, a piece of the reason)
@@ -112,6 +230,28 @@ EXPECTED = {  # page: (check, a piece of the reason)
     "js_error.html": ("console", "Identifier 'THEBE_JS_URL' has already been declared"),
     "overflow.html": ("overflow", "far too wide"),
     "cut_off.html": ("overflow", "cut off at the right edge"),
+    "wide_formula.html": ("math-width", "display formula 2000 px wide"),
+    "no_cue.html": ("scroll-cue", "without a visible scroll cue (scroll bar not styled"),
+    "hidden_bar.html": ("scroll-cue", "(no scroll bar shown)"),
+    "narrow.html": ("narrow", "at 400 px the page scrolls horizontally"),
+    "print_code.html": ("print", "shows 600 px of its"),
+    "print_table.html": ("print", "table (\"wide\") runs"),
+    "no_caption.html": ("caption", "fig.png is not in a <figure> with a numbered caption"),
+    "no_number.html": ("caption", "has no number in its caption"),
+    "number_only.html": ("caption", "has a number but no caption text"),
+    "path_alt.html": ("alt", "has a file name for alt text: '../../_images/9c43aec0adf1.png'"),
+    "empty_alt.html": ("alt", "has empty alt text"),
+    "repr_alt.html": ("alt", "has a file name for alt text: '<Figure size"),
+    "small_text.html": ("figure-text", "shown 4.8 px high, under 9 px"),
+    "no_font_key.html": ("figure-text", "no calnotes:min_font_px text chunk"),
+    "bad_font_key.html": ("figure-text", "no valid calnotes:min_font_px text chunk ('large')"),
+    "svg_figure.html": ("figure-text", "not a PNG"),
+}
+ONLY = {  # pages that must fail for their one defect and nothing else
+    "no_cue.html", "hidden_bar.html", "narrow.html", "no_caption.html",
+    "print_code.html", "print_table.html",
+    "no_number.html", "number_only.html", "path_alt.html", "empty_alt.html", "repr_alt.html",
+    "small_text.html", "no_font_key.html", "bad_font_key.html", "svg_figure.html",
 }
 
 
@@ -121,6 +261,10 @@ def site(tmp_path_factory) -> Path:
     for name, text in SITE.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(text, encoding="utf-8")
+    for name, data in IMAGES.items():
+        (root / name).write_bytes(data)
+    for name in ("calnotes.css", "calnotes.js"):
+        (root / name).write_bytes((STATIC / name).read_bytes())
     return root
 
 
@@ -146,6 +290,8 @@ def test_every_defect_is_reported_with_its_page_and_reason(browser_available, si
     links = [f["reason"] for f in failures["broken_link.html"] if f["check"] == "link"]
     assert any("'nowhere.html': no file nowhere.html" in r for r in links), links
     assert any("has no element with id 'no-such-anchor'" in r for r in links), links
+    for page in ONLY:
+        assert len(failures[page]) == 1, (page, failures[page])
     # the page that loads from elsewhere fails for that request, not for anything local
     assert all("cdn.example.org" in f["reason"] for f in failures["external.html"])
     for page in ("good.html", "other.html", "sub/index.html", "index.html"):
@@ -168,3 +314,25 @@ def test_the_check_refuses_a_missing_book(tmp_path):
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
     assert "build the book first" in proc.stderr
+
+
+def _load_script():
+    spec = importlib.util.spec_from_file_location("browser_check", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault(spec.name, module)  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_png_text_reads_the_key_matplotlib_writes(tmp_path):
+    """The reading side of figure-text against the writing side the book uses (matplotlib)."""
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(2, 1), dpi=100)
+    fig.savefig(tmp_path / "f.png", metadata={FONT_KEY: "12.50"})
+    png_text = _load_script().png_text
+    assert png_text((tmp_path / "f.png").read_bytes())[FONT_KEY] == "12.50"
+    assert png_text(_png(5, itxt={FONT_KEY: "9"}))[FONT_KEY] == "9"
+    assert png_text(IMAGE.encode()) == {}

@@ -14,6 +14,12 @@
    full-width element is on screen, and throws ``TypeError: Cannot read properties of null``
    on pages that have no right-hand sidebar (no sections, e.g. the ledger); the script gives
    such pages an empty, hidden one.
+4. Each executed chapter as a notebook a reader can download and run in plain Jupyter
+   (reader finding 12): after the build, :func:`_write_notebooks` converts the executed
+   notebooks myst-nb left in ``_build/jupyter_execute`` with
+   :func:`calnotes.notebook_markdown.convert_notebook` (glued numbers filled in, directives and
+   roles as plain Markdown, outputs kept) to ``_notebooks/<docname>.ipynb`` in the HTML output;
+   each chapter's box (:func:`calnotes.claims.status.chapter_status`) links to its file.
 """
 
 from __future__ import annotations
@@ -46,7 +52,39 @@ def _add_static_path(app) -> None:
     app.config.html_static_path.append(str(STATIC))
 
 
+def _write_notebooks(app, exception) -> None:
+    if exception is not None or app.builder.format != "html":
+        return
+    import nbformat
+
+    from calnotes import notebook_markdown as nm
+
+    executed = Path(app.outdir).parent / "jupyter_execute"
+    if not executed.is_dir():
+        return
+    index = nm.book_index(app.srcdir)
+    written = 0
+    for path in sorted(executed.rglob("*.ipynb")):
+        docname = path.relative_to(executed).with_suffix("").as_posix()
+        if docname not in app.env.found_docs:
+            continue
+        glue_file = path.with_suffix(".glue.json")
+        nb = nbformat.read(path, as_version=4)
+        glue = nm.glue_from_json(glue_file) if glue_file.exists() else nm.glue_from_notebook(nb)
+        new = nm.convert_notebook(nb, glue, index, docname=docname, missing="mark")
+        new.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                      "language": "python"}
+        target = Path(app.outdir) / "_notebooks" / f"{docname}.ipynb"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        nbformat.write(new, target)
+        written += 1
+    from sphinx.util import logging
+    logging.getLogger(__name__).info(f"calnotes: {written} chapters written as notebooks "
+                                     "to _notebooks/")
+
+
 def setup(app):
+    app.connect("build-finished", _write_notebooks)
     app.connect("builder-inited", _add_static_path)
     # last, after every handler that may add a page-specific script
     app.connect("html-page-context", _dedupe_inline_scripts, priority=900)

@@ -81,7 +81,14 @@ class ChapterStatus:
                 '<p class="admonition-title">This chapter</p>'
                 f"<p>{claims}</p>"
                 f"<p>Rerun it with new parameters: <code>{html.escape(self.command)}</code>"
-                f" (parameters: {params}).</p></div>")
+                f" (parameters: {params}), or"
+                f' <a href="{self._notebook_link()}" download>download it as a notebook</a>'
+                " (numbers of this build filled in; runs in plain Jupyter).</p></div>")
+
+    def _notebook_link(self) -> str:
+        """Where the build puts this chapter as a plain Jupyter notebook (book/_ext/calnotes_html.py)."""
+        return posixpath.relpath(f"_notebooks/{self.docname}.ipynb",
+                                 posixpath.dirname(self.docname))
 
 
 def _example(chapter) -> str:
