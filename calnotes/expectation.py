@@ -9,8 +9,10 @@ for a fixed order of tied predictions (``ties="position"``) each bin's signed bi
 * ``E[S_j^2] = (sum_{B_j} (p_i - p*_i))^2 + sum_{B_j} p*_i (1 - p*_i)`` (squared bias plus
   variance) -- the exact expectation of l2-QECE_m in ``O(n log n)``, one sort per column;
 * ``E|S_j|`` needs the distribution of the bin's positive count ``sum_{B_j} y_i``, a
-  Poisson-binomial law, computed exactly by convolution (:func:`poisson_binomial_pmf`), all
-  bins of all columns at once.
+  Poisson-binomial law, computed for all bins of all columns at once by the engine of
+  :mod:`calnotes.poisson_binomial` (direct recursion for short sums, FFT convolutions of
+  exact leaves for long ones); :func:`poisson_binomial_pmf` is the direct recursion alone,
+  kept as the reference it is checked against.
 
 Under the default ``ties="average"`` (:mod:`calnotes.binning`) a tie group straddling a bin
 boundary contributes a uniformly random subset of its members instead: when the truths inside the
@@ -42,6 +44,7 @@ from typing import Optional
 import numpy as np
 
 from . import _binstats, _ties
+from . import poisson_binomial as _pb
 from ._ties import check_ties
 from ._validate import check_n_bins, check_probabilities, check_rng
 
@@ -177,7 +180,7 @@ def _thinned_pmf(q: np.ndarray, o: int) -> np.ndarray:
     ``Hyp(N, K, o)`` number of them.  Cost ``O(N^2 + N o)``.
     """
     N = q.shape[0]
-    pmf_K = poisson_binomial_pmf(q)
+    pmf_K = _pb.pmfs([q])[0]
     table = _ties.hypergeom_pmf_rows(N, np.arange(N + 1), o)
     return pmf_K @ table
 
@@ -225,6 +228,9 @@ def poisson_binomial_pmf(probs) -> np.ndarray:
     The recursion ``pmf_t(s) = pmf_{t-1}(s) (1 - q_t) + pmf_{t-1}(s - 1) q_t`` adds non-negative
     numbers only, so every entry carries a relative rounding error of at most about
     ``2 L`` units in the last place.  Cost ``O(B L^2)`` arithmetic in ``L`` vectorised steps.
+    This is the direct reference implementation; the expectations here and
+    :func:`calnotes.evaluate` use :func:`calnotes.poisson_binomial.pmfs` (the same recursion up
+    to 64 terms, ``O(L log^2 L)`` FFT convolutions beyond).
 
     Examples
     --------
@@ -247,55 +253,28 @@ def poisson_binomial_pmf(probs) -> np.ndarray:
     return pmf[0] if one_d else pmf
 
 
-def _expected_abs_sums(bias_sum_prob, q_rows):
+def _expected_abs_sums(bias_sum_prob, q_rows, lengths=None):
     """``E|a_b - K_b|`` for each row ``b``: ``K_b`` a sum of independent ``Ber(q_rows[b])``.
 
-    ``q_rows`` is ``(B, L)`` zero-padded.  Terms with ``q`` exactly 0 or 1 are deterministic and
-    are taken out of the convolution (they only shift ``K``), which matters for the many zeros of
-    sparse multi-class truths.
+    ``q_rows`` is ``(B, L)`` zero-padded, or (with ``lengths``) the flat terms of the sums one
+    after another, ``lengths[b]`` of sum ``b``.  The engine is
+    :func:`calnotes.poisson_binomial.expected_abs_deviation`: terms exactly 0 or 1 are
+    deterministic and only shift ``K`` (the many zeros of sparse multi-class truths cost
+    nothing), binomial sums need no convolution, the rest is batched (recursion up to 128
+    random terms, FFT tree beyond).
     """
-    a = np.asarray(bias_sum_prob, dtype=np.float64)
     q = np.asarray(q_rows, dtype=np.float64)
-    shift = (q == 1.0).sum(axis=1)
-    random = (q > 0.0) & (q < 1.0)
-    count = random.sum(axis=1)
-    out = np.empty(a.shape[0])
-    # Rows whose random terms share one probability are binomial: no convolution needed.
-    q_hi = np.where(random, q, -np.inf).max(axis=1, initial=-np.inf)
-    q_lo = np.where(random, q, np.inf).min(axis=1, initial=np.inf)
-    binomial = (count == 0) | (q_hi == q_lo)
-    if binomial.any():
-        from scipy.stats import binom
-
-        rows = np.flatnonzero(binomial)
-        k = np.arange(int(count[rows].max()) + 1, dtype=np.float64)
-        p_row = np.where(count[rows] > 0, q_hi[rows], 0.0)
-        pmf = binom.pmf(k[None, :], count[rows][:, None], p_row[:, None])
-        out[rows] = (pmf * np.abs((a[rows] - shift[rows])[:, None] - k[None, :])).sum(axis=1)
-    rows = np.flatnonzero(~binomial)
-    if rows.size:
-        width = int(count[rows].max())
-        # compact the random terms of each row to the left (stable: keeps their order)
-        order = np.argsort(~random[rows], axis=1, kind="stable")[:, :width]
-        compact = np.where(np.take_along_axis(random[rows], order, axis=1),
-                           np.take_along_axis(q[rows], order, axis=1), 0.0)
-        pmf = poisson_binomial_pmf(compact)
-        k = np.arange(width + 1, dtype=np.float64)
-        out[rows] = (pmf * np.abs((a[rows] - shift[rows])[:, None] - k[None, :])).sum(axis=1)
-    return out
+    if lengths is None:
+        B, L = q.shape
+        q, lengths = q.ravel(), np.full(B, L, dtype=np.int64)
+    return _pb.expected_abs_deviation(bias_sum_prob, q, lengths)
 
 
-def _padded_bins(Qs, bounds):
-    """``(c * m, L)`` rows of the sorted truths of each bin, zero-padded to the largest bin."""
-    n, c = Qs.shape
-    m = bounds.shape[0] - 1
-    sizes = np.diff(bounds)
-    L = int(sizes.max())
-    idx = bounds[:-1, None] + np.arange(L)[None, :]               # (m, L)
-    valid = idx < bounds[1:, None]
-    idx = np.minimum(idx, n - 1)
-    rows = np.where(valid[None, :, :], Qs.T[:, idx], 0.0)           # (c, m, L)
-    return rows.reshape(c * m, L)
+def _bin_terms(Qs, bounds):
+    """The sorted truths of each bin of each column, flat (column by column, bin by bin), and
+    the bin sizes, shape ``(c * m,)``: the sums of :func:`_expected_abs_sums`."""
+    c = Qs.shape[1]
+    return np.ascontiguousarray(Qs.T).ravel(), np.tile(np.diff(bounds), c)
 
 
 def _expected_l1_columns(X, Q, m, ties="average"):
@@ -309,7 +288,7 @@ def _expected_l1_columns(X, Q, m, ties="average"):
     bounds = _bounds(n, m)
     Xs, Qs = _sorted_pair(X, Q)
     sum_prob = np.add.reduceat(Xs, bounds[:-1], axis=0).T  # (c, m)
-    e_abs = _expected_abs_sums(sum_prob.ravel(), _padded_bins(Qs, bounds)).reshape(c, m)
+    e_abs = _expected_abs_sums(sum_prob.ravel(), *_bin_terms(Qs, bounds)).reshape(c, m)
     if ties == "average" and Qs is not Xs:
         for col, col_groups in enumerate(_mixed_truth_groups(Xs, Qs, bounds)):
             if not col_groups:
@@ -323,7 +302,7 @@ def _expected_l1_columns(X, Q, m, ties="average"):
             for j, pmfs in shares.items():
                 lo, hi = int(bounds[j]), int(bounds[j + 1])
                 own = Qs[lo:hi, col][~in_group[lo:hi]]
-                pmf = poisson_binomial_pmf(own) if own.size else np.ones(1)
+                pmf = _pb.pmfs([own])[0]
                 for share in pmfs:
                     pmf = np.convolve(pmf, share)
                 k = np.arange(pmf.shape[0], dtype=np.float64)
@@ -353,13 +332,13 @@ def expected_qece(y_prob, true_prob, n_bins: int, *, p: int = 2,
         Number of bins ``m``, ``1 <= m <= n``.
     p : {2, 1}, default 2
         ``2``: closed form, squared bias plus variance per bin, ``O(n log n)`` per column.
-        ``1``: exact, from the Poisson-binomial law of each bin's positive count; the
-        convolution runs over all bins (and classes) at once in ``L = ceil(n / m)`` vectorised
-        steps, ``O(n L)`` arithmetic and ``O(n)`` memory per column.  Outcome probabilities of
-        exactly 0 or 1 are deterministic and cost nothing, and a bin whose other truths are all
-        equal is binomial (no convolution).  Measured on one core: about
-        0.02 s per column for ``n = 10^4, m = 10``, 0.1 s for ``n = 10^4, m = 1``, 0.5 s for
-        ``n = 10^5, m = 10`` and 1 s for ``n = 5 * 10^4, m = 1``;
+        ``1``: exact, from the Poisson-binomial law of each bin's positive count
+        (:func:`calnotes.poisson_binomial.expected_abs_deviation`, all bins and classes at
+        once): bins of ``L = n / m <= 128`` by the direct recursion (``O(n L)``), larger ones by
+        FFT convolutions of exact leaves (``O(n log^2 L)``; error of each pmf entry at most
+        ``2 L eps pmf[s] + eps log2(2 L)^2``, :mod:`calnotes.poisson_binomial`).  Outcome
+        probabilities of exactly 0 or 1 are deterministic and cost nothing, and a bin whose
+        other truths are all equal is binomial (no convolution).
         :func:`folded_normal_l1_approximation` is the ``O(n log n)`` alternative.
     aggregation : {"binary", "classwise", "confidence"}, default "binary"
         ``"binary"`` needs 1-d inputs; the others ``(n, k)`` inputs (Defs 2.7 and 2.8).
@@ -437,7 +416,7 @@ def _partition_columns(X, Q, labels_fn):
         bounds = np.r_[starts, n]
         xs, qs = X[order, col], Q[order, col]
         sum_prob = np.add.reduceat(xs, starts)
-        out[col] = _expected_abs_sums(sum_prob, _padded_bins(qs[:, None], bounds)).sum() / n
+        out[col] = _expected_abs_sums(sum_prob, qs, np.diff(bounds)).sum() / n
     return out
 
 

@@ -11,7 +11,8 @@ measure ``T`` under that null.
 Exact where the machinery of Part II gives it
     For one binary column (the confidence and binary rows) whose equal-mass bins are not
     straddled by ties, the bins' positive counts ``K_j`` are independent Poisson-binomial
-    variables (exact pmfs, :func:`poisson_binomial_pmf_fft`) and ``T = sum_j g(a_j - K_j)`` with
+    variables (exact pmfs from the engine of :mod:`calnotes.poisson_binomial`,
+    :func:`poisson_binomial_pmf_fft`) and ``T = sum_j g(a_j - K_j)`` with
     ``g(s) = |s| / n`` (ECE, l1-QECE) or ``s^2 / n^2`` (l2-QECE).  The law of the sum is
     computed on a grid with every term rounded down and, separately, up
     (:func:`exact_tail_bounds`): the two tails bracket the exact p-value, and the report gives
@@ -46,7 +47,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .expectation import poisson_binomial_pmf
+from . import poisson_binomial as _pb
+from .poisson_binomial import _fft_convolve_rows  # noqa: F401  (old home)
 
 __all__ = ["poisson_binomial_pmf_fft", "exact_tail_bounds", "monte_carlo_p_value",
            "draw_categorical", "DEFAULT_DRAWS", "DEFAULT_BOOTSTRAP", "CI_LEVEL",
@@ -64,14 +66,20 @@ CI_LEVEL = 0.9
 MIN_BOOTSTRAP = 19
 #: Grid cells below the observed value in :func:`exact_tail_bounds`.
 GRID_CELLS = 1 << 14
-_LEAF = 64
+#: A term of :func:`exact_tail_bounds` with at most this many cells below the observed value
+#: is added by shifted adds instead of an FFT convolution (measured crossover on 2 cores).
+SPARSE_POINTS = 24
+#: Probabilities at most this small are left out of :func:`exact_tail_bounds`' convolutions
+#: and counted on the safe side of each bound.
+TAIL_DROP = 1e-18
+_LEAF = _pb.LEAF
 
 
 def poisson_binomial_pmf_fft(q) -> np.ndarray:
-    """Law of a sum of independent ``Ber(q_i)``: leaves of 64 by the exact recursion of
-    :func:`calnotes.poisson_binomial_pmf`, then a balanced tree of FFT convolutions,
-    ``O(L log^2 L)`` (entries carry an absolute rounding error of about ``1e-16`` times the
-    largest; clipped at 0 and renormalised).
+    """Law of a sum of independent ``Ber(q_i)``: :func:`calnotes.poisson_binomial.pmfs` of one
+    vector (leaves of 64 by the exact recursion, then a balanced tree of FFT convolutions,
+    ``O(L log^2 L)``; entry ``s`` carries a rounding error of at most ``2 L eps pmf[s] + eps
+    log2(2 L)^2``, see :mod:`calnotes.poisson_binomial`; clipped at 0 and renormalised).
 
     Examples
     --------
@@ -79,26 +87,14 @@ def poisson_binomial_pmf_fft(q) -> np.ndarray:
     >>> bool(abs(poisson_binomial_pmf_fft([0.5] * 200)[100] - binom.pmf(100, 200, 0.5)) < 1e-14)
     True
     """
-    return poisson_binomial_pmfs_fft([q])[0]
-
-
-def _fft_convolve_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Full linear convolutions of the rows of ``a`` with those of ``b`` (same leading
-    shape), by real FFTs of ``scipy.fft.next_fast_len`` size (as ``scipy.signal.fftconvolve``),
-    clipped at 0."""
-    from scipy import fft
-
-    size = a.shape[-1] + b.shape[-1] - 1
-    nfft = fft.next_fast_len(size, real=True)
-    out = fft.irfft(fft.rfft(a, nfft, axis=-1) * fft.rfft(b, nfft, axis=-1), nfft, axis=-1)
-    return np.clip(out[..., :size], 0.0, None)
+    return _pb.pmfs([q])[0]
 
 
 def poisson_binomial_pmfs_fft(qs) -> list:
-    """:func:`poisson_binomial_pmf_fft` of each probability vector of ``qs``, batched: the
-    leaves of all sums in one exact recursion, and each level of the convolution trees of the
-    sums with the same number of leaves in one FFT call (the same tree, pairing and clipping
-    as one at a time).
+    """:func:`poisson_binomial_pmf_fft` of each probability vector of ``qs``, batched
+    (:func:`calnotes.poisson_binomial.pmfs`: the short sums in one recursion, the leaves of
+    the long ones in one recursion, and each level of the convolution trees of the sums with
+    the same number of leaves in one FFT call).
 
     Examples
     --------
@@ -106,43 +102,41 @@ def poisson_binomial_pmfs_fft(qs) -> list:
     >>> a.tolist(), bool(abs(b.sum() - 1) < 1e-12)
     ([0.125, 0.375, 0.375, 0.125], True)
     """
-    qs = [np.asarray(q, dtype=np.float64) for q in qs]
-    out = [None] * len(qs)
-    random, shifts = [], []
-    for q in qs:
-        shifts.append(int((q == 1.0).sum()))
-        random.append(q[(q > 0.0) & (q < 1.0)])
-    by_leaves: dict = {}
-    for i, r in enumerate(random):
-        if r.size <= _LEAF:
-            pmf = poisson_binomial_pmf(r) if r.size else np.ones(1)
-            out[i] = _placed(pmf, qs[i].shape[0], shifts[i])
-        else:
-            by_leaves.setdefault(-(-r.size // _LEAF), []).append(i)
-    for K, members in by_leaves.items():
-        padded = np.zeros((len(members), K * _LEAF))
-        for row, i in enumerate(members):
-            padded[row, :random[i].size] = random[i]
-        leaves = poisson_binomial_pmf(padded.reshape(-1, _LEAF)).reshape(len(members), K, -1)
-        std, odd = leaves, None          # pieces in order: std[:, 0..M-1], then odd
-        while std.shape[1] + (odd is not None) > 1:
-            M = std.shape[1]
-            pairs = _fft_convolve_rows(std[:, 0:M - 1:2], std[:, 1:M:2]) if M > 1 else None
-            if M % 2:                    # the last std piece pairs with odd, or is carried
-                last = std[:, -1]
-                odd = last if odd is None else _fft_convolve_rows(last, odd)
-            std = pairs if pairs is not None else std[:, :0]
-        final = std[:, 0] if odd is None else odd
-        for row, i in enumerate(members):
-            pmf = final[row, :random[i].size + 1]
-            out[i] = _placed(pmf / pmf.sum(), qs[i].shape[0], shifts[i])
-    return out
+    return _pb.pmfs(qs)
 
 
-def _placed(pmf: np.ndarray, total: int, shift: int) -> np.ndarray:
-    out = np.zeros(total + 1)
-    out[shift:shift + pmf.shape[0]] = pmf          # the length of poisson_binomial_pmf's
-    return out
+def _grid_terms(a, pmfs, t: float, power: int, n: int, cells: int):
+    """Every term's law on the grid of :func:`exact_tail_bounds`, flat: ``(term, w, idx)``
+    with ``idx[r]`` the cell of each entry rounded down (``r = 0``) and up (``r = 1``); only
+    entries of positive weight (``cells`` pools everything at or above ``t``)."""
+    sizes = np.array([pmf.shape[0] for pmf in pmfs], dtype=np.int64)
+    w = np.concatenate([np.asarray(pmf, dtype=np.float64) for pmf in pmfs])
+    term = np.repeat(np.arange(sizes.shape[0]), sizes)
+    k = np.arange(w.shape[0], dtype=np.float64) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    g = np.abs(np.asarray(a, dtype=np.float64)[term] - k) ** power / float(n) ** power
+    keep = w > TAIL_DROP
+    dropped = float(w[~keep].sum())
+    term, w, g = term[keep], w[keep], g[keep]
+    h = t / cells
+    # a tiny relative slack keeps a term equal to a grid point on it after rounding
+    idx = np.stack([np.minimum(np.floor(g / h * (1 + 1e-12)), cells),
+                    np.minimum(np.ceil(g / h * (1 - 1e-12)), cells)]).astype(np.int64)
+    return term, w, idx, dropped
+
+
+def _trim(d: np.ndarray, lo: int, hi: int) -> tuple[int, int, float]:
+    """Narrow the window ``d[lo:hi]`` to its entries above :data:`TAIL_DROP`; the entries cut
+    off are zeroed and their mass returned."""
+    big = np.flatnonzero(d[lo:hi] > TAIL_DROP)
+    if big.size == 0:
+        cut = float(d[lo:hi].sum())
+        d[lo:hi] = 0.0
+        return lo, lo, cut
+    a, e = lo + int(big[0]), lo + int(big[-1]) + 1
+    cut = float(d[lo:a].sum() + d[e:hi].sum())
+    d[lo:a] = 0.0
+    d[e:hi] = 0.0
+    return a, e, cut
 
 
 def exact_tail_bounds(a, pmfs, t: float, power: int, n: int,
@@ -151,9 +145,25 @@ def exact_tail_bounds(a, pmfs, t: float, power: int, n: int,
     independent ``K_j ~ pmfs[j]`` (a list of 1-d pmfs on ``0, 1, ...``).
 
     Every term is rounded down (for ``lo``) and up (for ``hi``) to a grid of ``cells`` steps
-    below ``t``; the sums of the rounded terms are exact integer convolutions (FFT, all mass at
-    or above ``t`` pooled), so the bracket is rigorous up to floating-point rounding of the
+    below ``t``; the sums of the rounded terms are exact integer convolutions truncated at
+    ``t`` (a term never decreases the sum, so the mass that reaches ``t`` stays there and is
+    ``1 -`` the mass below), so the bracket is rigorous up to floating-point rounding of the
     convolutions (about ``1e-12``).
+
+    Cost: the distribution below ``t`` lives on a window of the grid; a term with at most
+    :data:`SPARSE_POINTS` cells below ``t`` (the bins of a few samples at small ``n``) is added
+    by that many shifted adds over the window, a larger one by one real FFT convolution of the
+    window with the term's own window (both cut at ``t``; ``scipy.fft``, both roundings in one
+    call, or one chain for both: where no term's value lies on a grid point (continuous
+    predictions), rounding up adds exactly one cell to every term, so the upper sum is the
+    lower one plus ``m`` cells).  Probabilities at most :data:`TAIL_DROP` are left out of the
+    terms and cut off the window's ends; their total mass ``D`` is counted on the safe side (at
+    or above ``t`` for ``hi``, below it for ``lo``), so the bracket stays rigorous and widens
+    by ``D <= (n + m) TAIL_DROP`` (1e-12 at ``n = 10^6``; usually far less, since such tails
+    fall off fast).  Measured (CPU, 2-core machine under load 10): 1.2 s before this engine,
+    0.10 s after, for the 18 exact rows of a 500-row binary report; 1.06 s and 0.51 s for
+    50,000 rows, where each of the m terms costs one FFT convolution of about the grid's
+    size.
 
     Examples
     --------
@@ -166,29 +176,79 @@ def exact_tail_bounds(a, pmfs, t: float, power: int, n: int,
 
     if not t > 0:
         return 1.0, 1.0
-    h = t / cells
-    a = np.asarray(a, dtype=np.float64).tolist()
-    nfft = fft.next_fast_len(2 * cells, real=True)      # the size fftconvolve would take
-    # dist[r] for the two roundings (r = 0: down, 1: up); cell `cells` pools everything >= t
-    dist = np.zeros((2, cells + 1))
+    m = len(pmfs)
+    term, w, idx, dropped = _grid_terms(a, pmfs, t, power, n, cells)
+    # Where every entry's upward rounding is its downward one plus a cell (no value on a grid
+    # point), the upper sum is the lower one plus m cells: one chain gives both bounds.
+    R = 1 if np.array_equal(idx[1], np.minimum(idx[0] + 1, cells)) else 2
+    idx = idx[:R]
+    below = idx < cells
+    points = np.stack([np.bincount(term[below[r]], minlength=m) for r in range(R)]).max(axis=0)
+    starts = np.searchsorted(term, np.arange(m + 1))
+    # dist[r]: the law of the partial sum below t, on cells lo[r] .. hi[r] - 1
+    dist = np.zeros((R, cells))
     dist[:, 0] = 1.0
-    chunk = max(1, (1 << 22) // nfft)                  # terms transformed at once
-    for lo in range(0, len(a), chunk):
-        terms = np.zeros((min(chunk, len(a) - lo), 2, cells + 1))
-        for j, (a_j, pmf) in enumerate(zip(a[lo:lo + chunk], pmfs[lo:lo + chunk])):
-            k = np.arange(pmf.shape[0], dtype=np.float64)
-            g = np.abs(a_j - k) ** power / float(n) ** power
-            for r, (rounding, slack) in enumerate(((np.floor, 1e-12), (np.ceil, -1e-12))):
-                # a tiny relative slack keeps a term equal to a grid point on it after rounding
-                idx = np.minimum(rounding(g / h * (1 + slack)), cells).astype(np.int64)
-                terms[j, r] = np.bincount(idx, weights=pmf, minlength=cells + 1)
-        spectra = fft.rfft(terms, nfft, axis=-1)
-        for spectrum in spectra:
-            below = fft.irfft(fft.rfft(dist[:, :cells], nfft, axis=-1) * spectrum, nfft,
-                              axis=-1)[:, :cells]
-            np.clip(below, 0.0, None, out=dist[:, :cells])
-            dist[:, cells] = np.maximum(0.0, 1.0 - dist[:, :cells].sum(axis=1))  # pooled >= t
-    lo_p, hi_p = (float(min(1.0, max(0.0, d))) for d in dist[:, cells])
+    lo, hi = [0] * R, [1] * R
+    cut_lo = 0.0                  # mass cut off the window of the lower bound
+    sparse = points <= SPARSE_POINTS
+    for j in np.concatenate([np.flatnonzero(sparse), np.flatnonzero(~sparse)]).tolist():
+        s, e = starts[j], starts[j + 1]
+        if sparse[j]:
+            for r in range(R):
+                if lo[r] >= cells:
+                    continue
+                sel = below[r, s:e]
+                cells_j, w_j = idx[r, s:e][sel].tolist(), w[s:e][sel].tolist()
+                src = dist[r, lo[r]:hi[r]].copy()
+                dist[r, lo[r]:hi[r]] = 0.0
+                for i, wi in zip(cells_j, w_j):
+                    a0 = lo[r] + i
+                    if a0 < cells:
+                        e0 = min(cells, hi[r] + i)
+                        dist[r, a0:e0] += wi * src[:e0 - a0]
+                if cells_j:
+                    lo[r], hi[r] = lo[r] + min(cells_j), min(cells, hi[r] + max(cells_j))
+                    lo[r], hi[r], cut = _trim(dist[r], lo[r], hi[r])
+                    cut_lo += cut if r == 0 else 0.0
+                    if lo[r] == hi[r]:
+                        lo[r] = cells
+                else:
+                    lo[r] = cells
+            continue
+        if min(lo) >= cells:
+            break
+        # one window for both roundings: the term's cells below t, and the distribution's
+        d0, d1 = min(lo), max(hi)
+        sel = below[:, s:e].any(axis=0)
+        t0 = int(idx[:, s:e][:, sel].min())
+        need = cells - d0 - t0
+        if need <= 0:
+            lo = [cells] * R
+            break
+        t1 = min(int(idx[:, s:e][:, sel].max()) + 1, t0 + need)
+        spread = np.zeros((R, t1 - t0))
+        for r in range(R):
+            ok = below[r, s:e] & (idx[r, s:e] < t1)
+            spread[r] = np.bincount(idx[r, s:e][ok] - t0, weights=w[s:e][ok],
+                                    minlength=t1 - t0)
+        d1 = min(d1, d0 + need)
+        size = (d1 - d0) + (t1 - t0) - 1
+        nfft = fft.next_fast_len(size, real=True)
+        conv = fft.irfft(fft.rfft(dist[:, d0:d1], nfft, axis=-1, workers=_pb.FFT_WORKERS)
+                         * fft.rfft(spread, nfft, axis=-1, workers=_pb.FFT_WORKERS), nfft,
+                         axis=-1, workers=_pb.FFT_WORKERS)
+        out = min(size, need)
+        dist[:, d0:] = 0.0
+        np.clip(conv[:, :out], 0.0, None, out=dist[:, d0 + t0:d0 + t0 + out])
+        for r in range(R):
+            lo[r], hi[r], cut = _trim(dist[r], d0 + t0, min(cells, d0 + t0 + out))
+            cut_lo += cut if r == 0 else 0.0
+            if lo[r] == hi[r]:
+                lo[r] = cells
+    # the mass left out (dropped, cut) counts as >= t for hi, below t for lo
+    lo_p = float(min(1.0, max(0.0, 1.0 - dist[0].sum() - dropped - cut_lo)))
+    upper = dist[1] if R == 2 else dist[0, :max(0, cells - m)]
+    hi_p = float(min(1.0, max(0.0, 1.0 - upper.sum())))
     return lo_p, hi_p
 
 
