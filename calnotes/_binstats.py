@@ -102,17 +102,73 @@ class BinStats:
             return out
         # Bins with the same shape of parts (the number o of members of each part, in order)
         # are computed together, one vectorised call per shape: heavy ties (e.g. a long run of
-        # zeros in every class column) give many bins but few shapes.
+        # zeros in every class column) give many bins but few shapes.  A bin meets at most
+        # two straddling groups (one at each end), so a shape is (parts, o_1, o_2); each
+        # bin's value depends on its own entries only, not on which bins share its call.
         key = parts.col * bias.shape[1] + parts.bin
         order = np.argsort(key, kind="stable")
         key = key[order]
         starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
-        ends = np.r_[starts[1:], key.shape[0]]
-        shapes: dict = {}
-        for s, e in zip(starts.tolist(), ends.tolist()):
-            idx = order[s:e]
-            shapes.setdefault(tuple(parts.o[idx].tolist()), []).append(idx)
+        size = np.diff(np.r_[starts, key.shape[0]])
         fixed = self.fixed_outcome
+        if size.max() > 2:                       # not produced by calnotes; kept general
+            return self._abs_moment_loop(out, order, starts, size, p)
+        first = order[starts]
+        second = order[np.minimum(starts + 1, key.shape[0] - 1)]
+        if p == 2:                  # mean and variance: one elementwise pass for every shape
+            two = size == 2
+            cols, js = parts.col[first], parts.bin[first]
+            mean = self.sum_prob[cols, js] - fixed[cols, js]
+            var = np.zeros_like(mean)
+            mu, v = _ties.hypergeom_mean_var_arrays(parts.N[first], parts.K[first],
+                                                    parts.o[first])
+            mean -= mu
+            var += v
+            if two.any():
+                sec = second[two]
+                mu, v = _ties.hypergeom_mean_var_arrays(parts.N[sec], parts.K[sec],
+                                                        parts.o[sec])
+                mean[two] -= mu
+                var[two] += v
+            out[cols, js] = mean ** 2 + var
+            return out
+        o1 = parts.o[first]
+        o2 = np.where(size == 2, parts.o[second], -1)
+        if p == 1:
+            # two parts: the smaller part first (as expected_abs_power orders them), bins
+            # grouped by its size only; the larger part's law is zero-padded, which its
+            # cumulative sums carry exactly (each value is computed as alone)
+            two = size == 2
+            swap = two & (o2 < o1)
+            first, second = np.where(swap, second, first), np.where(swap, first, second)
+            o1 = parts.o[first]
+            o2 = np.where(two, -2, -1)
+        shapes, which = np.unique(np.stack([size, o1, o2], axis=1), axis=0,
+                                  return_inverse=True)
+        which = which.ravel()
+        by_shape = np.argsort(which, kind="stable")          # bins of a shape in key order
+        bounds = np.r_[0, np.cumsum(np.bincount(which, minlength=shapes.shape[0]))]
+        for s_i, (k, a, b) in enumerate(shapes.tolist()):
+            sel = by_shape[bounds[s_i]:bounds[s_i + 1]]
+            rows = [first[sel]] if k == 1 else [first[sel], second[sel]]
+            cols, js = parts.col[rows[0]], parts.bin[rows[0]]
+            c = self.sum_prob[cols, js] - fixed[cols, js]
+            if b == -2:
+                out[cols, js] = _ties.expected_abs_two_parts(
+                    c, parts.N[rows[0]], parts.K[rows[0]], a,
+                    parts.N[rows[1]], parts.K[rows[1]], parts.o[rows[1]])
+                continue
+            pieces = [(parts.N[r], parts.K[r], o) for r, o in zip(rows, (a, b))]
+            out[cols, js] = _ties.expected_abs_power(c, pieces, p)
+        return out
+
+    def _abs_moment_loop(self, out, order, starts, size, p) -> np.ndarray:
+        """:meth:`abs_moment` grouping bins by shape in a loop (any number of parts)."""
+        parts, fixed = self.parts, self.fixed_outcome
+        shapes: dict = {}
+        for s, k in zip(starts.tolist(), size.tolist()):
+            idx = order[s:s + k]
+            shapes.setdefault(tuple(parts.o[idx].tolist()), []).append(idx)
         for shape, members in shapes.items():
             rows = np.array(members)                                   # (bins, parts)
             cols, js = parts.col[rows[:, 0]], parts.bin[rows[:, 0]]

@@ -14,13 +14,28 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._binstats import positives_by_class
-from ._sorted import MEASURES, SORT_WORKERS, Located, SortedColumns, measure_columns
+from ._sorted import (MEASURES, SORT_WORKERS, Located, SortedColumns, _group_starts_rows,
+                      measure_columns, parallel_ranges, searchsorted_rows)
 from .expectation import _expected_abs_sums, _folded_normal_mean
 from .significance import (CI_LEVEL, draw_categorical, exact_tail_bounds, monte_carlo_p_value,
                            poisson_binomial_pmfs_fft)
 
-#: Work budget of an exact class-wise l1 reference: columns x bins x (largest bin)^2.
-EXACT_L1_BUDGET = 3e9
+#: Work budget of one exact l1 reference (one plan: an aggregation's bins for one ``m`` and
+#: binning), in the units of :func:`calnotes.poisson_binomial.work` (:func:`l1_cost`): about a
+#: nanosecond of one core each, so 3e8 is about 0.3 s.  Beyond it the reference is the
+#: folded-normal approximation (relative error O(1 / Var S_j), small in the large bins that
+#: exceed the budget).  On the benchmark grid (softmax of 2 N(0, 1) logits, default bins 15, 20,
+#: 100; per plan the units of the confidence / class-wise plans; E exact, F folded):
+#: n = 500: k <= 1000 all E (class-wise 1e5 to 1.3e8); n = 10^4: k <= 10 all E (class-wise
+#: 2.5e7 to 3.2e7), k = 100 class-wise equal-mass E (2.5e8 to 2.8e8), equal-width F (3.3e8 to
+#: 3.6e8), k = 1000 class-wise F (2.5e9 to 3.6e9); n = 10^5: k = 2 all E (class-wise 7e7),
+#: k = 10 class-wise F but equal-mass m = 100 (2.8e8), k >= 100 class-wise F; n = 10^6:
+#: every plan F (one column 3.6e8 to 4.4e8).  All exact l1 references of a report together
+#: (units / measured CPU seconds on the 2-core machine under load 12): n = 500, k = 2, 10,
+#: 100: 1.6e6 / 0.01, 5.3e6 / 0.01, 5.6e7 / 0.06; n = 10^4, k = 2, 10: 6.4e7 / 0.09,
+#: 1.8e8 / 0.20 -- so well under 1 s for n k <= 10^5; larger: n = 500, k = 1000 5.8e8 / 0.73,
+#: n = 10^4, k = 100 8.1e8 / 1.2, n = 10^5, k = 2 7.8e8 / 0.74, k = 10 4.8e8 / 0.59.
+EXACT_L1_BUDGET = 3e8
 #: Largest ``n * k * B`` for which the class-wise rows get a bootstrap interval (each
 #: resample rebuilds k sorted columns and every plan: 4e6 took about 7 s on one core).
 CLASSWISE_BOOTSTRAP_BUDGET = 2e6
@@ -32,6 +47,11 @@ MIN_ROWS_PER_BIN = 10
 _BATCH_BUDGET = 1 << 22
 #: Uniforms drawn at once for the null's outcomes (memory: 12 bytes each).
 _CHUNK_BUDGET = 1 << 24
+#: Entries (resamples x columns x rows) of one block of bootstrap resamples (memory: about
+#: 40 bytes each).
+_RESAMPLE_BLOCK = 1 << 20
+#: Fewest entries of work that are split across threads.
+_MIN_THREAD_WORK = 1 << 17
 
 
 @dataclass
@@ -95,6 +115,42 @@ def canonical_order(X: np.ndarray, key: np.ndarray) -> np.ndarray:
     return order
 
 
+def inverse_cdf_rows(cdf: np.ndarray, targets: np.ndarray) -> np.ndarray:
+    """``np.searchsorted(cdf[r], targets[r], side="right")`` for every row ``r`` at once.
+
+    ``cdf`` (shape ``(b, c)``) has non-decreasing rows of non-negative numbers (cumulative
+    probabilities), ``targets`` shape ``(b, R)``.  Row ``r`` is shifted by ``r s`` (``s`` an
+    integer above every row's range), which makes the whole block one sorted array, searched
+    once by ``np.searchsorted``.  A shifted value is rounded, but rounding is monotone, so
+    every entry ``<= t`` is still counted; an entry ``> t`` that rounds onto the target's
+    shifted value is counted too, and is found by one comparison of the last counted entry
+    (its row is then searched unshifted).  Integer results, exactly the per-row searches',
+    from one call per block (which releases the GIL).
+
+    Examples
+    --------
+    >>> cdf = np.cumsum([[0.2, 0.0, 0.5, 0.3], [0.25, 0.25, 0.25, 0.25]], axis=1)
+    >>> t = np.array([[0.0, 0.2, 0.69, 1.0], [0.25, 0.5, 0.1, 0.99]])
+    >>> inverse_cdf_rows(cdf, t).tolist()
+    [[0, 2, 2, 4], [1, 2, 0, 3]]
+    """
+    b, c = cdf.shape
+    R = targets.shape[1]
+    top = max(float(cdf[:, -1].max()) if b and c else 0.0,
+              float(targets.max()) if targets.size else 0.0)
+    step = float(np.floor(top)) + 2.0               # rows stay apart after rounding
+    shift = (np.arange(b, dtype=np.float64) * step)[:, None]
+    found = np.searchsorted((cdf + shift).ravel(), (targets + shift).ravel(), side="right")
+    row_start = np.repeat(np.arange(b, dtype=np.int64) * c, R)
+    t = targets.ravel()
+    last = np.maximum(found - 1, 0)
+    over = np.flatnonzero((found > row_start) & (cdf.ravel()[last] > t))
+    for i in over.tolist():                         # rounded onto the target: search exactly
+        r = i // R
+        found[i] = row_start[i] + np.searchsorted(cdf[r], t[i], side="right")
+    return (found - row_start).reshape(b, R)
+
+
 def problems(y, P, top, correct, conf, aggregations) -> list[Problem]:
     """The column problems of the report's aggregations, as :mod:`calnotes.measures` builds
     them (confidence: first maximum; class-wise: one column per class; binary: ``P(y = 1)``)."""
@@ -115,28 +171,26 @@ def _single_pmfs(sc: SortedColumns, plan) -> list:
     return poisson_binomial_pmfs_fft([sc.values[0, s[j]:s[j + 1]] for j in range(plan.m)])
 
 
-def _padded(sc: SortedColumns, plan) -> np.ndarray:
-    """``(c * m, L)`` rows of each bin's sorted predictions, zero-padded to the largest bin."""
-    c, m = sc.c, plan.m
-    L = max(1, int(plan.count.max()))
-    idx = plan.starts[:, :-1, None] + np.arange(L)[None, None, :]          # (c, m, L)
-    valid = idx < plan.starts[:, 1:, None]
-    idx = np.minimum(idx, sc.n - 1).reshape(c, m * L)
-    rows = np.where(valid, np.take_along_axis(sc.values, idx, axis=1).reshape(c, m, L), 0.0)
-    return rows.reshape(c * m, L)
+def _bin_terms(sc: SortedColumns, plan) -> tuple:
+    """Each bin's sorted predictions, flat (column by column, bin by bin: the bins of a plan
+    partition each sorted column), and the bin sizes, shape ``(c * m,)``."""
+    return sc.values.ravel(), np.diff(plan.starts, axis=1).ravel()
 
 
 def l1_cost(sc: SortedColumns, plan) -> float:
-    """Work units of an exact l1 reference: columns x bins x (largest bin)^2 for the padded
-    class-wise convolutions; for one column (FFT convolutions) the sum of ``L log2(L)^2``."""
-    if sc.c == 1:
-        L = plan.count[0]
-        return float((L * np.log2(L + 2.0) ** 2).sum())
-    return sc.c * plan.m * float(plan.count.max()) ** 2
+    """Work units of the exact l1 reference of ``plan`` (and of its single-column pmfs):
+    :func:`calnotes.poisson_binomial.work` of its bin sizes -- ``L^2 / 2`` for a bin of
+    ``L <= 64``, ``L (32 + 12 levels)`` for a larger one (FFT tree of ``ceil(log2(L / 64))``
+    levels), summed over columns and bins; see :data:`EXACT_L1_BUDGET` for what a unit costs."""
+    from .poisson_binomial import work
+
+    return work(plan.count)
 
 
 def reference(prob: Problem, plan, name: str, pmfs, budget: float) -> tuple[float, str]:
-    """The calibrated reference of one row (exact, or folded-normal beyond ``budget``)."""
+    """The calibrated reference of one row: exact, or folded-normal where the exact sums'
+    work (:func:`l1_cost`) exceeds ``budget`` (also when ``pmfs``, one column's laws computed
+    for its exact p-values, are at hand: ``budget=0`` means folded-normal, as out of core)."""
     sc = prob.sc
     p, _ = MEASURES[name]
     n = sc.n
@@ -154,7 +208,7 @@ def reference(prob: Problem, plan, name: str, pmfs, budget: float) -> tuple[floa
         e_abs = sum(float((pmf * np.abs(a - np.arange(pmf.shape[0]))).sum())
                     for a, pmf in zip(plan.sum_prob[0].tolist(), pmfs))
         return e_abs / n, "exact"
-    e_abs = _expected_abs_sums(plan.sum_prob.ravel(), _padded(sc, plan))
+    e_abs = _expected_abs_sums(plan.sum_prob.ravel(), *_bin_terms(sc, plan))
     return float(e_abs.reshape(sc.c, plan.m).sum(axis=1).mean() / n), "exact"
 
 
@@ -164,10 +218,12 @@ class NullSampler:
     The uniforms of a chunk of replications are drawn as ``(n, R)``, row ``r`` for the
     ``r``-th row of :func:`canonical_order`, so the draws do not depend on the input row
     order.  Class-wise: each row's label is drawn from its own cumulative probabilities (one
-    binary search per row for all replications of the chunk), the distinct entries ``(row,
-    label)`` the chunk hits are located once in their sorted columns (their group starts, which
-    decide the bins), and each draw then finds its entry's by a gather.  Single column: the
-    outcome is ``u < x`` and the group starts are ``SortedColumns.left``.
+    search per block of rows for all replications of the chunk: :func:`inverse_cdf_rows`),
+    the distinct entries ``(row, label)`` the chunk hits are located once in their sorted
+    columns (their group starts, which decide the bins), and each draw then finds its entry's
+    by a gather.  Single column: the outcome is ``u < x`` and the group starts are
+    ``SortedColumns.left``.  Row blocks and slices of replications run on the worker threads;
+    no number depends on the split.
     """
 
     def __init__(self, prob: Problem, canon: np.ndarray):
@@ -180,6 +236,7 @@ class NullSampler:
         if self.c == 1:
             self.left = sc.left
         else:                       # located on demand: only the entries the draws hit
+            # (row, column) layout: a row's draws gather from one row (cache lines)
             self.left = np.empty((self.n, self.c), dtype=np.int32 if self.n < 2 ** 31
                                  else np.int64)
             self.known = np.zeros((self.n, self.c), dtype=bool)
@@ -187,24 +244,26 @@ class NullSampler:
 
     def _locate(self, labels: np.ndarray) -> None:
         """Group starts of the entries ``(i, labels[i, r])`` not located yet: each distinct
-        entry once, by one binary search in its sorted column (a row's draws hit few
-        distinct classes: about 20 of 1,000 for 200 draws of the benchmark's softmax)."""
-        n, c = self.n, self.c
-        if self.known_any:
-            need = np.zeros((n, c), dtype=bool)
-            need[np.arange(n)[:, None], labels] = True
-            need &= ~self.known
-        else:
-            need = self.known
-            need[np.arange(n)[:, None], labels] = True
+        entry once, by vectorised binary searches in their sorted columns (a row's draws hit
+        few distinct classes: about 20 of 1,000 for 200 draws of the benchmark's softmax);
+        row ranges on the worker threads."""
+        c = self.c
         values = self.prob.sc.values
-        for col in range(c):
-            rows = np.flatnonzero(need[:, col])
-            if rows.size:
-                self.left[rows, col] = np.searchsorted(values[col], self.X[rows, col],
-                                                       side="left")
-        if self.known_any:
-            self.known |= need
+        known_any = self.known_any
+
+        def run(a, b):
+            need = np.zeros((c, b - a), dtype=bool)
+            need[labels[a:b], np.arange(b - a)[:, None]] = True
+            if known_any:
+                need &= ~self.known[a:b].T
+            entries = np.flatnonzero(need)              # column-major: grouped by column
+            cols = entries // (b - a)
+            rows = entries - cols * (b - a) + a
+            self.left[rows, cols] = searchsorted_rows(values, cols, self.X[rows, cols],
+                                                      "left", workers=1)
+            self.known[a:b] |= need.T
+
+        parallel_ranges(run, self.n, cost=c + labels.shape[1])
         self.known_any = True
 
     def outcomes(self, u: np.ndarray) -> np.ndarray:
@@ -218,12 +277,16 @@ class NullSampler:
             self._locate(labels)
             return labels
         labels = np.empty(u.shape, dtype=np.int32 if self.c < 2 ** 31 else np.int64)
-        block = max(1, (1 << 18) // self.c)
-        for lo in range(0, self.n, block):
-            cdf = np.cumsum(self.X[lo:lo + block], axis=1)     # row by row, as draw_categorical
-            target = u[lo:lo + block] * cdf[:, -1:]
-            for r in range(cdf.shape[0]):   # one binary search per row for all replications
-                labels[lo + r] = np.searchsorted(cdf[r], target[r], side="right")
+        R = u.shape[1]
+        block = max(1, (1 << 16) // (self.c + R))      # a block's arrays stay in cache
+
+        def run(lo, hi):            # rows lo..hi, in blocks
+            for a in range(lo, hi, block):
+                b = min(hi, a + block)
+                cdf = np.cumsum(self.X[a:b], axis=1)           # row by row, as draw_categorical
+                labels[a:b] = inverse_cdf_rows(cdf, u[a:b] * cdf[:, -1:])
+
+        parallel_ranges(run, self.n, cost=self.c + R)
         np.minimum(labels, self.c - 1, out=labels)
         self._locate(labels)
         return labels
@@ -243,18 +306,17 @@ class NullSampler:
                     out[(id(plan), name)] = v
             return out
         cols = outcomes.ravel().astype(np.int64)                       # row-major: (i, r)
-        flat = np.repeat(np.arange(n, dtype=np.int64) * c, nb) + cols
-        left = self.left.ravel()[flat]
-        values = (self.X.ravel()[flat] if any(p.binning == "width" for p, _ in by_plan)
-                  else None)
+        rows = np.repeat(np.arange(n, dtype=np.int64), nb)
+        left = self.left.reshape(-1)[rows * c + cols]
+        values = (self.X.reshape(-1)[rows * c + cols]
+                  if any(p.binning == "width" for p, _ in by_plan) else None)
         batch = np.tile(np.arange(nb, dtype=np.int64), n)
         base = batch * c + cols
         loc = None
         for plan, names in by_plan:
-            if plan.groups:
+            if plan.has_groups:
                 if loc is None:
-                    loc = Located(cols, batch, left.astype(np.int64),
-                                  np.repeat(np.arange(n, dtype=np.int64), nb), nb)
+                    loc = Located(cols, batch, left.astype(np.int64), rows, nb)
                 res = plan.measure_values(loc, ties, names)
             else:
                 m = plan.m
@@ -295,7 +357,7 @@ def binned_rows(y, P, probs_list: list, bins, ties, *, references=True, draws=0,
             row = {"measure": name, "aggregation": prob.aggregation, "binning": plan.binning,
                    "n_bins": m, "value": value, "calibrated_reference": None,
                    "reference_method": "skipped"}
-            exact_ok = single and (ties == "position" or not plan.groups)
+            exact_ok = single and (ties == "position" or not plan.has_groups)
             pmfs = None
             if single and (draws and exact_ok or references and MEASURES[name][0] == 1
                            and l1_cost(prob.sc, plan) <= budget):
@@ -331,7 +393,7 @@ def binned_rows(y, P, probs_list: list, bins, ties, *, references=True, draws=0,
                                         " its coverage is measured (calnotes.coverage)")
                 mine = [r for r in mine if "ci_note" not in r]
                 if mine:
-                    _bootstrap(prob, mine, ties, bootstrap, rng, canon)
+                    _bootstrap(prob, mine, ties, bootstrap, rng, canon, workers)
             else:
                 notes.append(f"bootstrap intervals of the {prob.aggregation} rows skipped:"
                              f" n x k x B = {n * prob.sc.c * bootstrap:.2g} exceeds"
@@ -372,13 +434,19 @@ def _monte_carlo(prob: Problem, specs, ties, draws: int, rng, workers: int, cano
         values = sampler.values(outcomes, by_plan, ties)
         return np.array([values[(id(plan), name)] for _, plan, name in specs])
 
+    # the slices evaluated at once: nb replications, fewer so that every worker gets one
+    # (each replication's values depend on its own outcomes only, not on the slicing) --
+    # except where tie groups straddle a boundary: their per-slice work is Python-bound
+    # (grouped by shape), and more slices cost more than the threads win
+    tied = any(plan.has_groups for plan, _ in by_plan)
+    per = nb if tied else max(1, min(nb, -(-min(chunk, draws) // workers)))
     parts = []
     pool = ThreadPoolExecutor(max_workers=workers) if workers > 1 else None
     try:
         for start in range(0, draws, chunk):
             size = min(chunk, draws - start)
             outcomes = sampler.outcomes(rng.random((n, size)))
-            slices = [outcomes[:, s:s + nb] for s in range(0, size, nb)]
+            slices = [outcomes[:, s:s + per] for s in range(0, size, per)]
             if pool is not None and len(slices) > 1:
                 parts += list(pool.map(run, slices))
             else:
@@ -395,7 +463,13 @@ def _monte_carlo(prob: Problem, specs, ties, draws: int, rng, workers: int, cano
 class Resampler:
     """Bootstrap resamples of one problem from its sorted order: rows drawn with
     multiplicities ``w`` give, per column, the sorted predictions repeated ``w`` times (the
-    sort is stable, so tie groups keep the resampled rows' order), with no new sort."""
+    sort is stable, so tie groups keep the resampled rows' order), with no new sort.
+
+    A block of resamples is evaluated at once: resample ``b``, column ``col`` becomes column
+    ``b * c + col`` of one presorted :class:`SortedColumns` (its rows the resampled rows in
+    that order), so every bin boundary, straddling tie group and bin sum of every resample
+    comes from one vectorised pass -- the same numbers as one resample at a time (each
+    column's sums and each value are computed on that column's entries alone)."""
 
     def __init__(self, prob: Problem):
         sc = prob.sc
@@ -409,32 +483,45 @@ class Resampler:
             outcome[r, col] = True
         self.sorted_outcome = np.take_along_axis(outcome.T, self.order, axis=1)
 
-    def values(self, w: np.ndarray, specs, ties) -> list:
-        """Values of the measures ``specs`` (pairs ``(m, name)``) on the resample with row
-        multiplicities ``w`` (in input row order)."""
-        ws = w[self.order]                                                  # (c, n)
-        res = SortedColumns.presorted(np.stack([np.repeat(self.sc.values[col], ws[col])
-                                                for col in range(self.c)]))
-        cols, lefts, positions = [], [], []
-        for col in range(self.c):
-            pos = np.flatnonzero(np.repeat(self.sorted_outcome[col], ws[col]))
-            cols.append(np.full(pos.shape[0], col, dtype=np.int64))
-            lefts.append(res.group_starts(col, pos))
-            positions.append(pos)
-        pos = np.concatenate(positions)
-        loc = Located(np.concatenate(cols), np.zeros(pos.shape[0], dtype=np.int64),
-                      np.concatenate(lefts), pos, 1)
+    def block_size(self, B: int, workers: int = 1) -> int:
+        """Resamples per block: at most :data:`_RESAMPLE_BLOCK` entries, and at least
+        ``workers`` blocks when there is that much work."""
+        per = self.n * self.c
+        most = max(1, _RESAMPLE_BLOCK // per)
+        if B * per >= workers * _MIN_THREAD_WORK:
+            most = min(most, -(-B // max(1, workers)))
+        return max(1, most)
+
+    def values_block(self, W: np.ndarray, specs, ties, workers: int | None = None) -> np.ndarray:
+        """Values of the measures ``specs`` (pairs ``(m, name)``), shape ``(len(specs),
+        Bb)``, on the ``Bb`` resamples with row multiplicities ``W`` (shape ``(Bb, n)``, input
+        row order, each row summing to ``n``); ``workers`` threads for its plans."""
+        Bb, n, c = W.shape[0], self.n, self.c
+        ws = W[:, self.order].reshape(-1)                              # (Bb, c, n) flat
+        values = np.repeat(np.tile(self.sc.values.reshape(-1), Bb), ws).reshape(Bb * c, n)
+        res = SortedColumns.presorted(values, group=c)
+        res.workers = workers
+        hit = np.flatnonzero(np.repeat(np.tile(self.sorted_outcome.reshape(-1), Bb), ws))
+        col = hit // n
+        pos = hit - col * n
+        left = _group_starts_rows(res.values).reshape(-1)[hit].astype(np.int64)
+        loc = Located(col, np.zeros(hit.shape[0], dtype=np.int64), left, pos, 1)
         by_plan: dict = {}
         for m, name in specs:           # the measures of one plan from one pass
             by_plan.setdefault((m, MEASURES[name][1]), []).append(name)
-        values = {}
+        out = {}
         for (m, binning), names in by_plan.items():
             for name, v in res.plan(m, binning).measure_values(loc, ties, names).items():
-                values[m, name] = float(v.mean())
-        return [values[spec] for spec in specs]
+                out[m, name] = v.reshape(Bb, c).mean(axis=1)
+        return np.array([out[spec] for spec in specs]).reshape(len(specs), Bb)
+
+    def values(self, w: np.ndarray, specs, ties) -> list:
+        """Values of the measures ``specs`` (pairs ``(m, name)``) on the resample with row
+        multiplicities ``w`` (in input row order)."""
+        return self.values_block(np.asarray(w)[None, :], specs, ties)[:, 0].tolist()
 
 
-def _bootstrap(prob: Problem, rows: list, ties, B: int, rng, canon):
+def _bootstrap(prob: Problem, rows: list, ties, B: int, rng, canon, workers: int = 1):
     """Bias-corrected ("basic") bootstrap intervals of the rows' expected values over ``B``
     resamples of the rows.
 
@@ -446,15 +533,39 @@ def _bootstrap(prob: Problem, rows: list, ties, B: int, rng, canon):
     ``E[T_n]`` (the resamples' upward shift, which duplicated rows add to a binned error, is
     removed by the centring), so the interval is ``[T - q_hi(d), T - q_lo(d)]`` with the
     ``(1 -+ level) / 2`` quantiles of ``d``, clipped below at 0 (``E[T_n] > 0``).  Its
-    coverage is measured in :mod:`calnotes.coverage`."""
+    coverage is measured in :mod:`calnotes.coverage`.
+
+    The resamples are drawn in order (``rng.integers(0, n, size=(Bb, n))`` per block: the same
+    stream as one call per resample) and evaluated in blocks (:meth:`Resampler.values_block`)
+    on ``workers`` threads."""
     resampler = Resampler(prob)
     n = resampler.n
     specs = [(row["n_bins"], row["measure"]) for row in rows]
     values = np.empty((len(rows), B))
-    w = np.empty(n, dtype=np.int64)
-    for b in range(B):
-        w[canon] = np.bincount(rng.integers(0, n, size=n), minlength=n)
-        values[:, b] = resampler.values(w, specs, ties)
+    block = resampler.block_size(B, workers)
+    blocks = []
+    for lo in range(0, B, block):
+        hi = min(B, lo + block)
+        draws = rng.integers(0, n, size=(hi - lo, n))
+        draws += (np.arange(hi - lo, dtype=np.int64) * n)[:, None]
+        counts = np.bincount(draws.reshape(-1), minlength=(hi - lo) * n).reshape(hi - lo, n)
+        W = np.empty((hi - lo, n), dtype=np.int32 if n < 2 ** 31 else np.int64)
+        W[:, canon] = counts
+        blocks.append((lo, hi, W))
+
+    inner = 1 if workers > 1 and len(blocks) > 1 else workers   # threads: blocks or plans
+
+    def run(block):
+        lo, hi, W = block
+        values[:, lo:hi] = resampler.values_block(W, specs, ties, inner)
+
+    if workers > 1 and len(blocks) > 1:
+        with ThreadPoolExecutor(max_workers=min(workers, len(blocks))) as pool:
+            for f in [pool.submit(run, b) for b in blocks]:
+                f.result()
+    else:
+        for b in blocks:
+            run(b)
     for row, v in zip(rows, values):
         lo, hi = basic_interval(row["value"], v, CI_LEVEL)
         row.update(ci_lower=lo, ci_upper=hi, ci_level=CI_LEVEL, bootstrap=B)

@@ -15,6 +15,14 @@ so neither re-validates nor re-sorts anything.  Equal-width bins are contiguous 
 sorted order (their boundaries are binary searches of the edges ``j / m``), so every bin count
 costs ``O(c m log n)`` plus one pass for the prediction sums.
 
+Every step works on all columns at once -- the binary searches of all columns in one
+vectorised call (:func:`searchsorted_rows`), the straddling tie groups of all columns from one
+comparison at the boundaries (:func:`straddling_groups_rows`), the bin sums of all columns from
+one ``reduceat`` -- and the passes over the whole matrix run in column ranges on
+:data:`SORT_WORKERS` threads (every CPU the process may use; ``CALNOTES_THREADS`` overrides).
+A bootstrap block of resamples is a :meth:`SortedColumns.presorted` matrix with one column per
+(resample, column), so the same code evaluates every resample of the block at once.
+
 The numbers are those of :func:`calnotes._binstats.bin_stats` (the same bins, the same tie rule
 and the same :class:`calnotes._binstats.BinStats`); only the order of floating-point additions
 in the equal-width prediction sums differs (``reduceat`` over the sorted order instead of
@@ -33,8 +41,42 @@ from . import _ties
 from ._binstats import BinStats, TieParts
 from .binning import quantile_bin_of_position
 
-#: Worker threads for the column sorts (NumPy releases the GIL while sorting).
-SORT_WORKERS = min(4, os.cpu_count() or 1)
+
+def available_workers() -> int:
+    """Threads for calnotes' parallel NumPy work: the environment variable
+    ``CALNOTES_THREADS`` if set (a positive integer), else every CPU this process may run on
+    (``os.sched_getaffinity``; ``os.cpu_count`` where that does not exist).
+
+    Examples
+    --------
+    >>> available_workers() >= 1
+    True
+    """
+    env = os.environ.get("CALNOTES_THREADS", "").strip()
+    if env:
+        try:
+            value = int(env)
+        except ValueError:
+            value = 0
+        if value < 1:
+            raise ValueError(f"CALNOTES_THREADS: expected a positive integer, got {env!r}")
+        return value
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):          # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+#: Worker threads for the column sorts and the other parallel NumPy work of the binned rows
+#: (NumPy releases the GIL in sorts, gathers and ufuncs on large arrays): every available CPU.
+SORT_WORKERS = available_workers()
+#: Fewest elements of work per thread chunk (smaller jobs run on the calling thread: a thread
+#: hand-off costs about as much as a NumPy pass over this many elements).
+_MIN_CHUNK = 1 << 16
+#: Queries per row from which :func:`searchsorted_rows` calls ``np.searchsorted`` row by row
+#: (a C binary search per query) rather than its vectorised bisection (about 8 NumPy passes
+#: over the queries per halving).
+_PER_ROW_SEARCH = 64
 #: Largest ``columns x requested bins`` for which an equal-width plan keeps a direct index
 #: from (column, bin of the edges) to its kept bin (otherwise: binary searches of positions).
 _KEPT_INDEX_BUDGET = 1 << 24
@@ -68,6 +110,144 @@ def sort_columns(X: np.ndarray, workers: int | None = None) -> np.ndarray:
     with ThreadPoolExecutor(max_workers=workers) as pool:
         list(pool.map(run, [b for b in blocks if b.size]))
     return out
+
+
+def parallel_ranges(run, total: int, workers: int | None = None,
+                    min_chunk: int | None = None, cost: int = 1) -> None:
+    """Call ``run(lo, hi)`` on consecutive ranges covering ``0 .. total``, on ``workers``
+    threads (default :data:`SORT_WORKERS`) when there is enough work: ``total * cost`` at
+    least ``2 * min_chunk`` elements.  ``run`` must write disjoint outputs; the result does
+    not depend on the split (each range is computed as on its own).
+
+    Examples
+    --------
+    >>> out = np.zeros(10)
+    >>> def run(lo, hi):
+    ...     out[lo:hi] = np.arange(lo, hi)
+    >>> parallel_ranges(run, 10, workers=2, min_chunk=1)
+    >>> out.tolist()
+    [0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0]
+    """
+    workers = SORT_WORKERS if workers is None else max(1, int(workers))
+    min_chunk = _MIN_CHUNK if min_chunk is None else min_chunk
+    parts = int(min(workers, total, (total * max(1, cost)) // max(1, min_chunk)))
+    if parts <= 1:
+        run(0, total)
+        return
+    cuts = np.linspace(0, total, parts + 1).astype(np.int64).tolist()
+    with ThreadPoolExecutor(max_workers=parts) as pool:
+        for f in [pool.submit(run, lo, hi) for lo, hi in zip(cuts[:-1], cuts[1:]) if hi > lo]:
+            f.result()
+
+
+def searchsorted_rows(values: np.ndarray, rows: np.ndarray, queries: np.ndarray,
+                      side: str = "left", workers: int | None = None) -> np.ndarray:
+    """``np.searchsorted(values[rows[i]], queries[i], side)`` for every ``i`` at once, in
+    chunks on ``workers`` threads.  Queries grouped by row, many per row: one
+    ``np.searchsorted`` per row; otherwise a binary search vectorised over the queries
+    (``bit_length(n)`` rounds of one gather and one comparison each).  Integer positions,
+    so exactly what the per-row calls give.
+
+    Parameters
+    ----------
+    values : ndarray, shape (r, n)
+        C-contiguous, each row sorted ascending (no NaN).
+    rows : ndarray of int, shape (q,)
+    queries : ndarray, shape (q,)
+    side : {"left", "right"}
+
+    Examples
+    --------
+    >>> v = np.array([[0.1, 0.2, 0.2, 0.7], [0.0, 0.5, 0.5, 1.0]])
+    >>> searchsorted_rows(v, np.array([0, 0, 1, 1]), np.array([0.2, 0.9, 0.5, -1.0])).tolist()
+    [1, 4, 1, 0]
+    >>> searchsorted_rows(v, np.array([0, 1]), np.array([0.2, 0.5]), side="right").tolist()
+    [3, 3]
+    """
+    values = np.ascontiguousarray(values)
+    r, n = values.shape
+    rows = np.asarray(rows, dtype=np.int64)
+    queries = np.asarray(queries)
+    q = rows.shape[0]
+    out = np.empty(q, dtype=np.int64)
+    if q == 0:
+        return out
+    if q >= 2 and bool((rows[1:] >= rows[:-1]).all()):
+        cut = np.flatnonzero(rows[1:] != rows[:-1]) + 1
+        if q >= _PER_ROW_SEARCH * (cut.shape[0] + 1):
+            # many queries per row, grouped by row: NumPy's own search, one call per row
+            # (it releases the GIL), rows split across the threads
+            seg = np.concatenate([[0], cut, [q]]).tolist()
+            first_row = rows[np.asarray(seg[:-1], dtype=np.int64)].tolist()
+
+            def per_row(a, b):
+                for i in range(a, b):
+                    lo, hi = seg[i], seg[i + 1]
+                    out[lo:hi] = np.searchsorted(values[first_row[i]], queries[lo:hi], side)
+
+            parallel_ranges(per_row, len(seg) - 1, workers, cost=q // (len(seg) - 1) * 16)
+            return out
+    flat = values.ravel()
+    below = np.less if side == "left" else np.less_equal
+    steps = int(n).bit_length()
+
+    def run(a, b):
+        base = rows[a:b] * n
+        x = queries[a:b]
+        lo = np.zeros(b - a, dtype=np.int64)
+        hi = np.full(b - a, n, dtype=np.int64)
+        for _ in range(steps):          # invariant: values[:lo] < x (left), values[hi:] >= x
+            mid = (lo + hi) >> 1
+            go = below(flat[base + np.minimum(mid, n - 1)], x)
+            go &= lo < hi
+            np.copyto(lo, mid + 1, where=go)
+            np.copyto(hi, mid, where=~go & (lo < hi))
+        out[a:b] = lo
+
+    parallel_ranges(run, q, workers, cost=2 * steps)
+    return out
+
+
+def straddling_groups_rows(values: np.ndarray, bounds: np.ndarray,
+                           workers: int | None = None) -> tuple:
+    """:func:`calnotes._ties.straddling_groups` of every row of ``values`` (shape ``(c, n)``,
+    rows sorted) at once, as flat arrays in the order ``(row, group)`` (groups ascending):
+    ``g_col, g_a, g_e`` -- the row and the sorted positions ``[a, e)`` of each group -- and its
+    overlaps in the order ``(row, group, bin)``: ``q_g`` (group index), ``q_j`` (bin),
+    ``q_o`` (members in the bin).
+
+    Examples
+    --------
+    >>> v = np.array([[0.1, 0.5, 0.5, 0.5, 0.9, 0.9], [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]])
+    >>> [a.tolist() for a in straddling_groups_rows(v, np.array([0, 2, 4, 6]))]
+    [[0], [1], [4], [0, 0], [0, 1], [1, 2]]
+    """
+    values = np.ascontiguousarray(values)
+    c, n = values.shape
+    m = bounds.shape[0] - 1
+    inner = np.asarray(bounds[1:-1], dtype=np.int64)
+    empty = np.empty(0, dtype=np.int64)
+    if inner.size == 0 or c == 0:
+        return (empty,) * 6
+    cc, ii = np.nonzero(values[:, inner - 1] == values[:, inner])      # (row, boundary) order
+    if cc.size == 0:
+        return (empty,) * 6
+    x = values[cc, inner[ii]]
+    a = searchsorted_rows(values, cc, x, "left", workers)
+    key = cc * (n + 1) + a                        # ascending: rows, then positions
+    first = np.ones(key.shape[0], dtype=bool)
+    np.not_equal(key[1:], key[:-1], out=first[1:])
+    g_col, g_a, x = cc[first], a[first], x[first]
+    g_e = searchsorted_rows(values, g_col, x, "right", workers)
+    j_lo = ((g_a + 1) * m + n - 1) // n - 1       # bin of sorted position a (eq. (1))
+    j_hi = (g_e * m + n - 1) // n - 1             # bin of sorted position e - 1
+    per = j_hi - j_lo + 1
+    q_g = np.repeat(np.arange(g_col.shape[0], dtype=np.int64), per)
+    offsets = np.cumsum(per) - per
+    q_j = j_lo[q_g] + (np.arange(q_g.shape[0], dtype=np.int64) - offsets[q_g])
+    b = np.asarray(bounds, dtype=np.int64)
+    q_o = np.minimum(g_e[q_g], b[q_j + 1]) - np.maximum(g_a[q_g], b[q_j])
+    return g_col, g_a, g_e, q_g, q_j, q_o
 
 
 def _group_starts_rows(v: np.ndarray) -> np.ndarray:
@@ -148,6 +328,9 @@ class SortedColumns:
         self.n, self.c = X.shape
         self.order = None
         self.left = None
+        self.is_presorted = False
+        self.group = self.c
+        self.workers = workers
         if self.c == 1:
             order = np.argsort(X[:, 0], kind="stable")
             self.values = np.ascontiguousarray(X[order, 0], dtype=np.float64)[None, :]
@@ -161,16 +344,25 @@ class SortedColumns:
         self._pq_sums = None
 
     @classmethod
-    def presorted(cls, values: np.ndarray) -> "SortedColumns":
+    def presorted(cls, values: np.ndarray, group: int = 1) -> "SortedColumns":
         """Columns already sorted (``values``, shape ``(c, n)``, each row ascending) whose
         rows *are* in that order (a bootstrap resample of sorted data): row ``i`` of column
         ``col`` is sorted position ``i``, so the ``ties="position"`` order of a tie group is
-        its sorted order."""
+        its sorted order.
+
+        ``group``: the columns are consecutive groups of ``group`` columns that each stand
+        for one problem (a block of bootstrap resamples of a ``group``-column problem); an
+        equal-width plan then sums each column over the bins its own group would keep (the
+        padding of a plan made for that group alone), so that every value is the one of the
+        group evaluated alone, to the last bit."""
         self = cls.__new__(cls)
+        self.group = int(group)
         self.values = np.ascontiguousarray(values, dtype=np.float64)
         self.c, self.n = self.values.shape
         self.X = self.values.T
         self.order = self.left = None
+        self.is_presorted = True
+        self.workers = None
         self._plans = {}
         self._pq_sums = None
         return self
@@ -197,14 +389,9 @@ class SortedColumns:
             left[:] = self.left[rows, cols]
         elif self.c == 1:
             left[:] = np.searchsorted(self.values[0], self.X[rows, 0], side="left")
-        else:
-            order = np.argsort(cols, kind="stable")
-            counts = np.bincount(cols, minlength=self.c)
-            starts = np.concatenate([[0], np.cumsum(counts)])
-            vals = self.X[rows[order], cols[order]]
-            for col in np.flatnonzero(counts).tolist():
-                s, e = starts[col], starts[col + 1]
-                left[order[s:e]] = np.searchsorted(self.values[col], vals[s:e], side="left")
+        else:                       # one vectorised binary search for all columns
+            left[:] = searchsorted_rows(self.values, cols, self.X[rows, cols], "left",
+                                        self.workers)
         return Located(cols, batch, left, rows, n_batch)
 
     def locate_positives(self, positives: list) -> Located:
@@ -239,18 +426,23 @@ class SortedColumns:
 
     def _pq_pass(self, block: int = 16) -> None:
         """:meth:`pq_sums` and the :meth:`variance_sums` of every plan without them, from
-        ``p (1 - p)`` of ``block`` columns at a time (the same sums as on the whole array)."""
+        ``p (1 - p)`` of ``block`` columns at a time (the same sums as on the whole array),
+        column ranges on the worker threads."""
         plans = [p for p in self._plans.values() if p.variance is None]
         sums = np.empty(self.c)
         for p in plans:
             p.variance = np.empty((self.c, p.m))
-        for lo in range(0, self.c, block):
-            hi = min(self.c, lo + block)
-            v = self.values[lo:hi]
-            pq = v * (1.0 - v)
-            sums[lo:hi] = pq.sum(axis=1)
-            for p in plans:
-                p.variance[lo:hi] = p.reduce(pq, lo)
+
+        def run(first, last):
+            for lo in range(first, last, block):
+                hi = min(last, lo + block)
+                v = self.values[lo:hi]
+                pq = v * (1.0 - v)
+                sums[lo:hi] = pq.sum(axis=1)
+                for p in plans:
+                    p.variance[lo:hi] = p.reduce(pq, lo)
+
+        parallel_ranges(run, self.c, self.workers, cost=self.n * (2 + len(plans)))
         self._pq_sums = sums
 
     @property
@@ -281,50 +473,61 @@ class BinPlan:
         self.sc, self.m, self.binning = sc, m, binning
         self.requested = m
         n, c = sc.n, sc.c
+        self._flat: tuple | None = None
+        self._groups: dict | None = None
+        self.row_width: np.ndarray | None = None      # width plans of grouped columns
         if binning == "mass":
             bounds = (np.arange(m + 1, dtype=np.int64) * n) // m
             self.starts = np.broadcast_to(bounds, (c, m + 1))
-            inner = bounds[1:-1]
-            straddled = np.flatnonzero((sc.values[:, inner - 1] == sc.values[:, inner])
-                                       .any(axis=1)) if inner.size else np.empty(0, np.int64)
-            self.groups = {int(col): _ties.straddling_groups(sc.values[col], bounds)
-                           for col in straddled.tolist()}
+            g_col, g_a, g_e, q_g, q_j, q_o = straddling_groups_rows(sc.values, bounds,
+                                                                      sc.workers)
+            self._flat = (g_col * (n + 1) + g_a, g_col, g_e - g_a, q_g, q_j, q_o)
+            self._g_e = g_e
         elif binning == "width":
             # Equal-width bins are runs of the sorted order; only the non-empty ones matter
             # (an empty bin has S_j = 0), so the plan keeps those, at most min(m, n) per
-            # column, padded at the end with empty bins to a common count.
+            # column, padded at the end with empty bins to a common count.  The starts of
+            # the runs: one vectorised binary search of the m - 1 inner edges in every column.
             edges = np.arange(m + 1, dtype=np.float64) / m
-            kept, kept_bins = [], []
-            for col in range(c):
-                s = np.concatenate([[0], np.searchsorted(sc.values[col], edges[1:m],
-                                                         side="left"), [n]])
-                filled = np.flatnonzero(np.diff(s) > 0)
-                kept.append(s[filled])
-                kept_bins.append(filled)
-            width = max(1, max(k.shape[0] for k in kept))
+            s = np.empty((c, m + 1), dtype=np.int64)
+            s[:, 0], s[:, m] = 0, n
+            if m > 1:
+                s[:, 1:m] = searchsorted_rows(
+                    sc.values, np.repeat(np.arange(c, dtype=np.int64), m - 1),
+                    np.tile(edges[1:m], c), "left", sc.workers).reshape(c, m - 1)
+            filled = s[:, 1:] > s[:, :-1]                                       # (c, m)
+            rank = np.cumsum(filled, axis=1) - 1
+            width = max(1, int(rank[:, -1].max()) + 1) if c else 1
             starts = np.full((c, width + 1), n, dtype=np.int64)
-            for col, k in enumerate(kept):
-                starts[col, :k.shape[0]] = k
+            fc, fj = np.nonzero(filled)
+            starts[fc, rank[fc, fj]] = s[fc, fj]
             self.requested = m
             self.m = width
             self.starts = starts
-            self.groups = {}
+            self._groups = {}
+            g = sc.group
+            if 0 < g < c:                   # columns of separate problems: their own widths
+                own = (rank[:, -1] + 1).reshape(-1, g).max(axis=1)
+                self.row_width = np.repeat(np.maximum(own, 1), g)
             # kept bin of (column, bin of the edges): a value's bin is found from the value
             # itself (binary search of the m - 1 inner edges), which agrees with the sorted
             # positions' runs by construction (value >= edge <=> position >= its start)
             self._kept_index = None
             if c * m <= _KEPT_INDEX_BUDGET:
                 index = np.full((c, m), -1, dtype=np.int64)
-                for col, filled in enumerate(kept_bins):
-                    index[col, filled] = np.arange(filled.shape[0])
+                index[fc, fj] = rank[fc, fj]
                 self._kept_index = index.ravel()
             m = width
         else:
             raise ValueError(f"binning: expected 'width' or 'mass', got {binning!r}")
         self.count = np.diff(self.starts, axis=1).astype(np.float64)
-        self.sum_prob = self.reduce(sc.values)
+        self.sum_prob = np.empty((c, self.m))
+
+        def run(lo, hi):            # column ranges on the worker threads
+            self.sum_prob[lo:hi] = self.reduce(sc.values[lo:hi], lo)
+
+        parallel_ranges(run, c, sc.workers, cost=n)
         self._group_rows: dict = {}
-        self._flat: tuple | None = None
         self.variance: np.ndarray | None = None     # set by SortedColumns.variance_sums
 
     def reduce(self, sorted_values: np.ndarray, first: int = 0) -> np.ndarray:
@@ -333,14 +536,45 @@ class BinPlan:
         n, m = self.sc.n, self.m
         if self.binning == "mass":
             return np.add.reduceat(sorted_values, self.starts[0, :-1], axis=1)
+        # the non-empty bins of all columns as consecutive runs of the flattened rows (the
+        # first kept bin of a column starts at 0, its last ends at n): one reduceat, the same
+        # sums as one reduceat per column
         c = sorted_values.shape[0]
         out = np.zeros((c, m))
-        for col in range(c):
-            s = self.starts[first + col]
-            filled = s[1:] > s[:-1]
-            if filled.any():
-                out[col, filled] = np.add.reduceat(sorted_values[col], s[:-1][filled])
+        s = self.starts[first:first + c]
+        filled = s[:, 1:] > s[:, :-1]
+        fc, fj = np.nonzero(filled)
+        if fc.size:
+            flat = np.ascontiguousarray(sorted_values).reshape(-1)
+            out[fc, fj] = np.add.reduceat(flat, fc * n + s[fc, fj])
         return out
+
+    @property
+    def has_groups(self) -> bool:
+        """Whether a tie group straddles a boundary of this plan (equal-mass bins only)."""
+        return self._flat is not None and self._flat[0].shape[0] > 0
+
+    @property
+    def groups(self) -> dict:
+        """For each column with a tie group straddling a boundary, its groups ``(a, e,
+        overlaps)`` as :func:`calnotes._ties.straddling_groups` lists them (built on demand
+        from the flat arrays of :func:`straddling_groups_rows`)."""
+        if self._groups is None:
+            out: dict = {}
+            if self.has_groups:
+                _, g_col, _, q_g, q_j, q_o = self._flat
+                g_a = self._flat[0] - g_col * (self.sc.n + 1)
+                per = np.bincount(q_g, minlength=g_col.shape[0])
+                ends = np.cumsum(per).tolist()
+                q_j, q_o = q_j.tolist(), q_o.tolist()
+                lo = 0
+                for g, (col, a, e) in enumerate(zip(g_col.tolist(), g_a.tolist(),
+                                                    self._g_e.tolist())):
+                    out.setdefault(col, []).append(
+                        (a, e, list(zip(q_j[lo:ends[g]], q_o[lo:ends[g]]))))
+                    lo = ends[g]
+            self._groups = out
+        return self._groups
 
     # ------------------------------------------------------------------ statistics
     def bins_of(self, loc: Located) -> np.ndarray:
@@ -374,18 +608,32 @@ class BinPlan:
         np.subtract(self.sum_prob[None], S, out=S)
         np.abs(S, out=S)
         n = self.sc.n
-        out = {name: (S.sum(axis=2) / n).ravel() for name in names if MEASURES[name][0] == 1}
+        total = self._bin_sums
+        out = {name: (total(S) / n).ravel() for name in names if MEASURES[name][0] == 1}
         squares = [name for name in names if MEASURES[name][0] == 2]
         if squares:
             np.multiply(S, S, out=S)                        # in place, after the l1 sums
-            out.update({name: (S.sum(axis=2) / n ** 2).ravel() for name in squares})
+            out.update({name: (total(S) / n ** 2).ravel() for name in squares})
+        return out
+
+    def _bin_sums(self, S: np.ndarray) -> np.ndarray:
+        """``S.sum(axis=2)`` for ``S`` of shape ``(nb, c, m)``; with :attr:`row_width`, each
+        column summed over its own width only (the padding beyond it is zeros, but a pairwise
+        sum over more terms groups the terms differently)."""
+        if self.row_width is None:
+            return S.sum(axis=2)
+        out = np.empty(S.shape[:2])
+        widths = self.row_width
+        for w in np.unique(widths).tolist():
+            cols = np.flatnonzero(widths == w)
+            out[:, cols] = S[:, cols, :w].sum(axis=2)
         return out
 
     def measure_values(self, loc: Located, ties: str, names) -> dict:
         """``{name: values}`` of the measures ``names`` (all on this binning) for the
         ``loc.n_batch * c`` column problems of ``loc``; one pass over the positives."""
         c, m, nb = self.sc.c, self.m, loc.n_batch
-        if self.groups:
+        if self.has_groups:
             stats = self.stats(loc, ties)
             return {name: measure_columns(stats, name) for name in names}
         keys = (loc.batch * c + loc.col) * m + self.bins_of(loc)
@@ -401,12 +649,20 @@ class BinPlan:
         bins = self.bins_of(loc)
         count = np.broadcast_to(self.count[None], (nb, c, m)).reshape(nb * c, m)
         sum_prob = np.broadcast_to(self.sum_prob[None], (nb, c, m)).reshape(nb * c, m)
-        if not self.groups:
+        if not self.has_groups:
             sum_outcome = np.bincount(flat_col * m + bins, minlength=nb * c * m)
             return BinStats(count=count, sum_prob=sum_prob,
                             sum_outcome=sum_outcome.reshape(nb * c, m).astype(np.float64), n=n)
-        if ties != "position" and self._flat_groups()[0].shape[0]:
+        if ties != "position":
             return self._average_stats(loc, flat_col, bins, count, sum_prob)
+        if self.sc.is_presorted:
+            # rows in sorted order: a tie group's "position" order is its sorted order, so
+            # every positive is in the bin of its own sorted position (integer counts: the
+            # same numbers as the loop over groups below)
+            keys = flat_col * m + quantile_bin_of_position(loc.row, n, m)
+            sum_outcome = np.bincount(keys, minlength=nb * c * m).astype(np.float64)
+            return BinStats(count=count, sum_prob=sum_prob,
+                            sum_outcome=sum_outcome.reshape(nb * c, m), n=n)
         member = np.zeros(loc.left.shape[0], dtype=bool)
         parts: list = []
         adds: list = []
@@ -457,22 +713,8 @@ class BinPlan:
     def _flat_groups(self) -> tuple:
         """The straddling groups as flat arrays, in the order ``(column, group)``: keys
         ``col * (n + 1) + a`` (ascending), columns, sizes ``N``; and their overlaps in the
-        order ``(column, group, bin)``: group index, bin, members ``o``."""
-        if self._flat is None:
-            n = self.sc.n
-            g_col, g_a, g_N, q_g, q_j, q_o = [], [], [], [], [], []
-            for col, groups in self.groups.items():
-                for a, e, overlaps in groups:
-                    for j, o in overlaps:
-                        q_g.append(len(g_col))
-                        q_j.append(j)
-                        q_o.append(o)
-                    g_col.append(col)
-                    g_a.append(a)
-                    g_N.append(e - a)
-            g_col, g_a, g_N, q_g, q_j, q_o = (np.array(v, dtype=np.int64)
-                                              for v in (g_col, g_a, g_N, q_g, q_j, q_o))
-            self._flat = (g_col * (n + 1) + g_a, g_col, g_N, q_g, q_j, q_o)
+        order ``(column, group, bin)``: group index, bin, members ``o``
+        (:func:`straddling_groups_rows`)."""
         return self._flat
 
     def _average_stats(self, loc: Located, flat_col, bins, count, sum_prob) -> BinStats:
@@ -483,8 +725,17 @@ class BinPlan:
         g_key, g_col, g_N, q_g, q_j, q_o = self._flat_groups()
         G = g_key.shape[0]
         key = loc.col * (n + 1) + loc.left
-        idx = np.minimum(np.searchsorted(g_key, key), G - 1)
-        member = g_key[idx] == key
+        if c * (n + 1) <= 4 * key.shape[0]:
+            # few (column, position) pairs for the positives: a table of the groups'
+            # starts, one gather per positive instead of a binary search
+            table = np.full(c * (n + 1), G, dtype=np.int64)
+            table[g_key] = np.arange(G, dtype=np.int64)
+            idx = table[key]
+            member = idx < G
+            np.minimum(idx, G - 1, out=idx)
+        else:
+            idx = np.minimum(np.searchsorted(g_key, key), G - 1)
+            member = g_key[idx] == key
         # K[b, g]: positives of group g in replication b
         K = np.bincount(loc.batch[member] * G + idx[member], minlength=nb * G).reshape(nb, G)
         fixed = np.bincount((flat_col * m + bins)[~member], minlength=nb * c * m)

@@ -1,0 +1,333 @@
+"""The vectorised binned rows (issue 20 item 1): resamples, draws and columns in one pass.
+
+The bootstrap evaluates a block of resamples as the columns of one presorted matrix
+(``_evalrows.Resampler.values_block``), the class-wise null searches all its entries at once
+and the equal-width and equal-mass plans are built for every column together
+(``_sorted.searchsorted_rows``, ``_sorted.straddling_groups_rows``).  Checked here:
+
+* against plain loops written from the definitions: every resample rebuilt as its rows
+  repeated by their multiplicities (in each column's stable sorted order, the order the
+  ``ties="position"`` rule sees) and measured by the brute-force references of
+  ``tests/brute.py`` (exact rational sums), from ``n = 2``, ``k = 2`` and one bin up, with
+  tie groups straddling bin edges;
+* that a block gives each resample's values to the last bit whatever the block size and the
+  thread count (each value is computed on its own column's entries);
+* the batched searches and tie groups against ``np.searchsorted`` and
+  ``_ties.straddling_groups`` row by row;
+* a negative control: an off-by-one equal-mass bin edge is caught by the same comparison.
+
+Tolerance against the brute references: they are exact up to one final rounding; calnotes
+sums at most ``n <= 40`` terms of size at most 1 per bin in float64, so each bin sum is off
+by at most ``n^2 eps ~ 3.6e-13`` and a measure (a mean of ``|S_j|/n`` or ``S_j^2/n^2`` over
+bins and columns) by less than ``1e-12``.  The off-by-one control moves one row across a bin
+edge, which changes a value by at least ``|p - y| / n`` for that row, far above it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import brute
+from calnotes import _evalrows, _sorted, _ties
+from calnotes._binstats import BinStats, TieParts
+from calnotes._sorted import SortedColumns, searchsorted_rows, straddling_groups_rows
+
+ATOL = 1e-12
+SPECS = [(1, "l1-QECE"), (1, "ECE"), (2, "l1-QECE"), (2, "l2-QECE"), (3, "ECE"),
+         (3, "l1-QECE"), (3, "l2-QECE")]
+BRUTE = {"ECE": lambda y, p, m, ties: brute.binned_ece(y, p, m),
+         "l1-QECE": brute.l1_qece, "l2-QECE": brute.l2_qece}
+
+
+def _problem(rng, n, k, decimals=None):
+    """Predictions on a coarse grid (ties that straddle bin edges) and labels."""
+    P = rng.dirichlet(np.ones(k), size=n)
+    if decimals is not None:        # multiples of 10^-decimals summing to one
+        D = 10 ** decimals
+        P = np.stack([rng.multinomial(D, row) for row in P]) / D
+    y = rng.integers(0, k, size=n)
+    return P, y
+
+
+def _prob(P, y, aggregation):
+    if aggregation == "classwise":
+        prob = _evalrows.problems(y, P, None, None, None, ("classwise",))[0]
+    else:
+        prob = _evalrows.Problem("binary", np.ascontiguousarray(P[:, 1:2]),
+                                 [np.flatnonzero(y == 1)])
+    prob.prepare(1)
+    return prob
+
+
+def _plain_values(prob, W, specs, ties, bin_of=None):
+    """Each resample from the definition: per column, the rows repeated ``W[b]`` times in
+    the column's stable sorted order, measured by tests/brute.py; the mean over columns."""
+    X = prob.X
+    n, c = X.shape
+    out = np.empty((len(specs), W.shape[0]))
+    for b in range(W.shape[0]):
+        per_spec = [[] for _ in specs]
+        for col in range(c):
+            outcome = np.zeros(n, dtype=int)
+            outcome[prob.positives[col]] = 1
+            order = np.argsort(X[:, col], kind="stable")
+            idx = np.repeat(order, W[b][order])
+            yy, pp = outcome[idx].tolist(), X[idx, col].tolist()
+            for i, (m, name) in enumerate(specs):
+                per_spec[i].append(BRUTE[name](yy, pp, m, ties=ties) if bin_of is None
+                                   else bin_of(name, yy, pp, m, ties))
+        out[:, b] = [float(np.mean(v)) for v in per_spec]
+    return out
+
+
+def _multiplicities(rng, B, n):
+    draws = rng.integers(0, n, size=(B, n))
+    return np.stack([np.bincount(d, minlength=n) for d in draws])
+
+
+CASES = [(2, 2, None), (3, 2, 1), (6, 2, 1), (12, 3, 1), (20, 2, 1), (30, 4, 2), (40, 2, None)]
+
+
+@pytest.mark.parametrize("ties", ["average", "position"])
+@pytest.mark.parametrize("aggregation", ["binary", "classwise"])
+@pytest.mark.parametrize("n,k,decimals", CASES)
+def test_resample_block_is_the_measure_on_each_resample(n, k, decimals, aggregation, ties):
+    k = 2 if aggregation == "binary" else k
+    rng = np.random.default_rng(n * 100 + k)
+    P, y = _problem(rng, n, k, decimals)
+    prob = _prob(P, y, aggregation)
+    W = _multiplicities(rng, 6, n)
+    specs = [s for s in SPECS if s[0] <= n]
+    got = _evalrows.Resampler(prob).values_block(W, specs, ties)
+    want = _plain_values(prob, W, specs, ties)
+    assert np.allclose(got, want, rtol=0, atol=ATOL), np.abs(got - want).max()
+
+
+def test_the_cases_have_ties_straddling_edges_in_resamples():
+    """The cases above are not vacuous: resamples of the rounded problems have tie groups
+    across equal-mass edges (the hypergeometric parts) and groups spanning several bins."""
+    rng = np.random.default_rng(12 * 100 + 3)
+    P, y = _problem(rng, 12, 3, 1)
+    prob = _prob(P, y, "classwise")
+    W = _multiplicities(rng, 6, 12)
+    resampler = _evalrows.Resampler(prob)
+    ws = W[:, resampler.order].reshape(-1)
+    values = np.repeat(np.tile(prob.sc.values.reshape(-1), 6), ws).reshape(18, 12)
+    plan = SortedColumns.presorted(values, group=3).plan(3, "mass")
+    g_key, g_col, g_N, q_g, q_j, q_o = plan._flat_groups()
+    assert plan.has_groups and g_col.shape[0] >= 5
+    assert np.bincount(q_g).max() >= 2                   # a group meets two bins or more
+
+
+def test_off_by_one_bin_edge_is_caught(monkeypatch):
+    """Negative control: equal-mass bins whose edges are moved by one sorted position (the
+    last row of each bin counted in the next) fail the comparison with the definition."""
+    rng = np.random.default_rng(5)
+    P, y = _problem(rng, 20, 2, None)
+    prob = _prob(P, y, "binary")
+    W = _multiplicities(rng, 6, 20)
+    specs = [(3, "l1-QECE"), (3, "l2-QECE")]
+    want = _plain_values(prob, W, specs, "position")
+    good = _evalrows.Resampler(prob).values_block(W, specs, "position")
+    assert np.allclose(good, want, rtol=0, atol=ATOL)
+
+    def shifted(positions, n_samples, n_bins):
+        pos = np.asarray(positions, dtype=np.int64)
+        return np.minimum(((pos + 2) * n_bins + n_samples - 1) // n_samples - 1, n_bins - 1)
+
+    monkeypatch.setattr(_sorted, "quantile_bin_of_position", shifted)
+    bad = _evalrows.Resampler(prob).values_block(W, specs, "position")
+    assert not np.allclose(bad, want, rtol=0, atol=ATOL)
+    # and the error it makes is of the size a row moved across an edge makes
+    assert np.abs(bad - want).max() > 100 * ATOL
+
+
+@pytest.mark.parametrize("ties", ["average", "position"])
+def test_block_size_and_threads_do_not_change_a_bit(ties, monkeypatch):
+    """One resample at a time, blocks of 4, one block; one thread or three with the thread
+    threshold lowered so that the small problem is split: the same values, bit for bit."""
+    rng = np.random.default_rng(3)
+    P, y = _problem(rng, 60, 4, 2)
+    prob = _prob(P, y, "classwise")
+    W = _multiplicities(rng, 9, 60)
+    # ECE with 10 and 60 bins: the resamples keep different numbers of bins (7 or 8; 22 to
+    # 28), on both sides of a multiple of 8, where NumPy's pairwise sum groups the terms
+    # differently: padding a resample's bins with zeros to the block's width changes bits
+    specs = [(3, "ECE"), (10, "ECE"), (60, "ECE"), (4, "l1-QECE"), (4, "l2-QECE"),
+             (7, "l1-QECE"), (20, "l2-QECE")]
+    resampler = _evalrows.Resampler(prob)
+    one = np.concatenate([resampler.values_block(W[b:b + 1], specs, ties)
+                          for b in range(9)], axis=1)
+    fours = np.concatenate([resampler.values_block(W[b:b + 4], specs, ties)
+                            for b in range(0, 9, 4)], axis=1)
+    monkeypatch.setattr(_sorted, "_MIN_CHUNK", 1)
+    monkeypatch.setattr(_sorted, "SORT_WORKERS", 3)
+    whole = resampler.values_block(W, specs, ties)
+    assert np.array_equal(one, fours) and np.array_equal(one, whole)
+    assert not np.allclose(one[0], one[0, 0])          # resamples do differ
+
+
+def test_padding_a_block_to_one_width_is_caught(monkeypatch):
+    """Negative control of the test above: without the per-resample widths (every column
+    of the block summed over the block's widest bin count) the values are not bit-equal."""
+    rng = np.random.default_rng(3)
+    P, y = _problem(rng, 60, 4, 2)
+    prob = _prob(P, y, "classwise")
+    W = _multiplicities(rng, 9, 60)
+    specs = [(10, "ECE"), (60, "ECE")]
+    resampler = _evalrows.Resampler(prob)
+    one = np.concatenate([resampler.values_block(W[b:b + 1], specs, "average")
+                          for b in range(9)], axis=1)
+    presorted = SortedColumns.presorted.__func__
+    monkeypatch.setattr(SortedColumns, "presorted", classmethod(
+        lambda cls, values, group=1: presorted(cls, values, values.shape[0])))
+    padded = resampler.values_block(W, specs, "average")
+    assert np.allclose(padded, one, rtol=1e-14, atol=0)     # rounding only
+    assert not np.array_equal(padded, one)
+
+
+def test_rows_do_not_depend_on_the_thread_count(monkeypatch):
+    """binned_rows (values, references, Monte Carlo p-values, intervals) with one worker
+    and with three, every parallel part split (thread threshold lowered): identical rows."""
+    rng = np.random.default_rng(4)
+    P, y = _problem(rng, 80, 20, 2)
+    from calnotes.measures import confidence_scores
+    conf, top, correct = confidence_scores(y, P)
+
+    def rows(workers):
+        probs = _evalrows.problems(y, P, top, correct, conf, ("confidence", "classwise"))
+        for prob in probs:
+            prob.prepare(workers)
+        out, _ = _evalrows.binned_rows(y, P, probs, [2, 5], "average", draws=19,
+                                       bootstrap=19, rng=np.random.default_rng(9),
+                                       workers=workers)
+        return out
+
+    first = rows(1)
+    monkeypatch.setattr(_sorted, "_MIN_CHUNK", 1)
+    monkeypatch.setattr(_evalrows, "_MIN_THREAD_WORK", 1)
+    assert rows(3) == first
+    assert any("ci_lower" in r for r in first) and any("p_value" in r for r in first)
+
+
+@pytest.mark.parametrize("side", ["left", "right"])
+@pytest.mark.parametrize("per_row", [1, 3, 200])
+def test_searchsorted_rows_is_numpy_row_by_row(side, per_row, monkeypatch):
+    """Both strategies (bisection: few queries per row; one np.searchsorted per row: many),
+    with queries on, between and outside the values, rows of length 1 to 33."""
+    rng = np.random.default_rng(per_row)
+    monkeypatch.setattr(_sorted, "_MIN_CHUNK", 1)              # threads on small inputs
+    for n in (1, 2, 5, 33):
+        values = np.sort(np.round(rng.random((7, n)), 1), axis=1)
+        rows = np.sort(rng.integers(0, 7, size=7 * per_row))
+        queries = np.concatenate([values[rows[:len(rows) // 2], 0],
+                                  rng.random(len(rows) - len(rows) // 2) * 1.2 - 0.1])
+        got = searchsorted_rows(values, rows, queries, side, workers=3)
+        want = [np.searchsorted(values[r], q, side) for r, q in zip(rows, queries)]
+        assert got.tolist() == want
+        shuffled = rng.permutation(len(rows))                  # not grouped: bisection
+        got = searchsorted_rows(values, rows[shuffled], queries[shuffled], side, workers=2)
+        assert got.tolist() == [want[i] for i in shuffled]
+
+
+def test_straddling_groups_rows_is_ties_straddling_groups_row_by_row():
+    rng = np.random.default_rng(2)
+    for n in (2, 3, 7, 10, 31):
+        values = np.sort(np.round(rng.random((9, n)), 1), axis=1)
+        values[0] = 0.5                                      # one group over every bin
+        for m in range(1, n + 1):
+            bounds = (np.arange(m + 1) * n) // m
+            g_col, g_a, g_e, q_g, q_j, q_o = straddling_groups_rows(values, bounds)
+            got: dict = {}
+            for g, (col, a, e) in enumerate(zip(g_col.tolist(), g_a.tolist(), g_e.tolist())):
+                got.setdefault(col, []).append(
+                    (a, e, [(j, o) for j, o in zip(q_j[q_g == g].tolist(),
+                                                   q_o[q_g == g].tolist())]))
+            want = {col: _ties.straddling_groups(values[col], bounds) for col in range(9)}
+            assert got == {col: v for col, v in want.items() if v}, (n, m)
+
+
+def test_width_plan_is_the_per_column_search():
+    """Equal-width plans of many columns: the kept bins' starts and sums are those of one
+    np.searchsorted of the edges and one reduceat per column."""
+    rng = np.random.default_rng(6)
+    X = np.round(rng.random((50, 11)) ** 3, 2)
+    X[:, 3] = 0.5
+    sc = SortedColumns(X, workers=1)
+    for m in (1, 2, 3, 10, 100, 1000):
+        plan = sc.plan(m, "width")
+        edges = np.arange(m + 1) / m
+        for col in range(11):
+            s = np.concatenate([[0], np.searchsorted(sc.values[col], edges[1:m], "left"), [50]])
+            filled = np.flatnonzero(np.diff(s) > 0)
+            kept = plan.starts[col][:filled.shape[0]]
+            assert kept.tolist() == s[filled].tolist(), (m, col)
+            assert (plan.starts[col][filled.shape[0]:] == 50).all()
+            sums = np.add.reduceat(sc.values[col], s[filled])
+            assert np.array_equal(plan.sum_prob[col][:filled.shape[0]], sums)
+
+
+def test_abs_moment_by_shape_is_the_loop_over_bins():
+    """The tie parts grouped by shape in one pass give each bin the value of the loop that
+    groups bins one at a time (bit for bit; p = 1 and 2), for bins with one or two parts."""
+    rng = np.random.default_rng(8)
+    c, m = 40, 4
+    cols, bins, Ns, Ks, os_ = [], [], [], [], []
+    for col in range(c):
+        for j in rng.choice(m, size=rng.integers(1, m + 1), replace=False).tolist():
+            for _ in range(rng.integers(1, 3)):
+                N = int(rng.integers(2, 9))
+                cols.append(col)
+                bins.append(j)
+                Ns.append(N)
+                Ks.append(int(rng.integers(0, N + 1)))
+                os_.append(int(rng.integers(1, N)))
+    parts = TieParts(*(np.array(v, dtype=np.int64) for v in (cols, bins, Ns, Ks, os_)))
+    fixed = rng.integers(0, 5, size=(c, m)).astype(float)
+    stats = BinStats(count=np.full((c, m), 10.0), sum_prob=rng.random((c, m)) * 10,
+                     sum_outcome=fixed + 0.5, n=100, parts=parts, fixed_outcome=fixed)
+    for p in (1, 2):
+        out = np.abs(stats.bias_sum) ** p
+        key = parts.col * m + parts.bin
+        order = np.argsort(key, kind="stable")
+        starts = np.flatnonzero(np.r_[True, key[order][1:] != key[order][:-1]])
+        size = np.diff(np.r_[starts, key.shape[0]])
+        want = stats._abs_moment_loop(out, order, starts, size, p)
+        assert np.array_equal(stats.abs_moment(p), want), p
+
+
+def test_inverse_cdf_rows_is_numpy_row_by_row():
+    """The class-wise null's label search: one shifted search per block equals one
+    np.searchsorted per row, also where the shift's rounding merges an entry with its target
+    (entries one ulp apart, targets on entries, zero probabilities, 3,000 rows: shifts up to
+    6,000 drop about 13 bits); and the fix-up is really used there."""
+    rng = np.random.default_rng(10)
+    b, c, R = 3000, 12, 40
+    P = rng.dirichlet(np.full(c, 0.3), size=b)
+    P[:, 3] = 0.0                                                # repeated cdf values
+    cdf = np.cumsum(P, axis=1)
+    cdf[:, 5] = np.nextafter(cdf[:, 4], 2.0)                     # one ulp apart
+    cdf = np.maximum.accumulate(cdf, axis=1)
+    t = rng.random((b, R)) * cdf[:, -1:]
+    t[:, :c] = cdf                                               # targets on the entries
+    t[:, c:2 * c] = np.nextafter(cdf, -1.0)                      # just below them
+    want = np.array([np.searchsorted(cdf[r], t[r], side="right") for r in range(b)])
+    assert np.array_equal(_evalrows.inverse_cdf_rows(cdf, t), want)
+    shift = (np.arange(b) * 3.0)[:, None]
+    merged = (np.searchsorted((cdf + shift).ravel(), (t + shift).ravel(), side="right")
+              - np.repeat(np.arange(b) * c, R)).reshape(b, R)
+    assert not np.array_equal(merged, want)                      # the fix-up is exercised
+
+
+def test_worker_count_from_the_environment(monkeypatch):
+    """Every CPU the process may use by default; CALNOTES_THREADS overrides, and a value that
+    is not a positive integer is refused naming the variable."""
+    monkeypatch.delenv("CALNOTES_THREADS", raising=False)
+    assert _sorted.available_workers() >= 1
+    monkeypatch.setenv("CALNOTES_THREADS", "3")
+    assert _sorted.available_workers() == 3
+    for bad in ("0", "-2", "two"):
+        monkeypatch.setenv("CALNOTES_THREADS", bad)
+        with pytest.raises(ValueError, match="CALNOTES_THREADS: expected a positive integer"):
+            _sorted.available_workers()
