@@ -32,14 +32,16 @@ from .recalibrate import (AccuracyPreservingTransform, DegenerateFitWarning, Dir
                           MeanReplacement, Recalibrator, TemperatureScaling, VectorScaling,
                           compare_recalibrators)
 from .data.loaders import Predictions, load_predictions, save_predictions
+from .inputs import ChunkedPredictions, as_predictions
 from .evaluation import EvaluationReport, evaluate
 from . import data, estimators, patching, population, rankings, recalibrate, skce, utility
 
 
 def __getattr__(name):
-    # The claims registry imports every checked module (scipy.stats among them, ~1 s), and
-    # kernel / sharpness import scipy.signal (~1 s); load them on first use so that
-    # `import calnotes` and the command line start quickly.
+    # The claims registry imports every checked module (scipy.stats among them, ~1 s); it and
+    # kernel / sharpness / exercises load on first use so that `import calnotes` and the
+    # command line start quickly (`import calnotes`, and a SmoothECE, import no scipy module
+    # at all: tests/test_utility_fast.py checks it).
     if name in ("claims", "kernel", "sharpness", "exercises"):
         import importlib
 
@@ -70,7 +72,7 @@ __all__ = [
     "HistogramBinning", "InputKindWarning", "IsotonicCalibration", "MatrixScaling", "MeanReplacement", "Recalibrator",
     "TemperatureScaling", "VectorScaling", "compare_recalibrators",
     "Predictions", "load_predictions", "save_predictions",
-    "EvaluationReport", "evaluate",
+    "EvaluationReport", "evaluate", "as_predictions", "ChunkedPredictions",
     "data", "estimators", "kernel", "patching", "population", "rankings", "recalibrate",
     "sharpness", "skce", "utility",
     "claims", "exercises",

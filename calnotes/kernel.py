@@ -86,10 +86,12 @@ import math
 import numbers
 
 import numpy as np
-from scipy import fft as sp_fft
-from scipy import signal as sp_signal
 
 from ._validate import check_labels, check_probabilities
+
+# FFTs: numpy.fft (the pocketfft of scipy.fft; on the power-of-two lengths used by the
+# reflected sums and SmoothECE both returned identical numbers), so that SmoothECE in a
+# report needs no scipy import; the unreflected convolution imports scipy.fft lazily.
 
 __all__ = [
     "nadaraya_watson",
@@ -274,6 +276,8 @@ def _exact_sums(x, W, t, sigma, kernel, reflect, shift=False):
         reach = math.sqrt(float(s.max()) + reach * reach)
     shifts = _image_shifts(float(x.min()), float(x.max()), float(t.min()), float(t.max()),
                            reach, reflect)
+    if not shifts:             # no image within the kernel's reach of any point: all sums 0
+        return np.zeros((t.size, W.shape[1]))
     X = np.concatenate([sign * x + off for sign, off in shifts])
     WW = np.concatenate([W] * len(shifts), axis=0)
     out = np.zeros((t.size, W.shape[1]))
@@ -351,18 +355,31 @@ def _grid_sums(B: np.ndarray, G: int, sigma: float, kernel: str, reflect: bool) 
     """``F[k, c] = sum_j B[j, c] K(k/G, j/G)``, ``k = 0..G``, exactly (up to FFT rounding)."""
     if reflect:
         # circular convolution with the kernel on the circle of length 2
-        V = sp_fft.rfft(_even_extension(B, G), axis=0)
+        V = np.fft.rfft(_even_extension(B, G), axis=0)
         if kernel == "gaussian" and G * sigma >= GRID_PER_BANDWIDTH:
             kf = _gauss_multiplier(sigma, G, G + 1)
         else:
-            kf = sp_fft.rfft(_periodic_kernel(sigma, kernel, G))
-        return sp_fft.irfft(V * kf[:, None], n=2 * G, axis=0)[:G + 1]
+            kf = np.fft.rfft(_periodic_kernel(sigma, kernel, G))
+        return np.fft.irfft(V * kf[:, None], n=2 * G, axis=0)[:G + 1]
     M = min(G, int(math.ceil(_reach(kernel, sigma) * G)))
     u2 = np.arange(-M, M + 1) / (G * sigma)
     u2 *= u2
     kv = _profile(u2, kernel) * _norm(kernel, sigma)
-    F = sp_signal.fftconvolve(B, kv[:, None], mode="full", axes=0)
+    F = _fftconvolve_columns(B, kv)
     return F[M:M + G + 1]
+
+
+def _fftconvolve_columns(B: np.ndarray, kv: np.ndarray) -> np.ndarray:
+    """Full linear convolution of every column of ``B`` with ``kv``: the steps of
+    ``scipy.signal.fftconvolve(B, kv[:, None], mode="full", axes=0)`` (real FFTs of the
+    padded length ``next_fast_len(L, real=True)``), the same numbers without importing
+    ``scipy.signal`` (about 1 s on a cold start)."""
+    from scipy import fft as sp_fft        # lazily: only the unreflected binned sums need it
+
+    L = B.shape[0] + kv.size - 1
+    size = sp_fft.next_fast_len(L, True)
+    spec = sp_fft.rfft(B, size, axis=0) * sp_fft.rfft(kv, size)[:, None]
+    return sp_fft.irfft(spec, size, axis=0)[:L]
 
 
 def _interp(F: np.ndarray, G: int, t: np.ndarray) -> np.ndarray:
@@ -539,14 +556,14 @@ class _SmoothEce:
     def spectrum(self, G: int) -> np.ndarray:
         if G not in self.spectra:
             v = _even_extension(_linear_bin(self.f, self.w, G), G)[:, 0]
-            self.spectra[G] = sp_fft.rfft(v).real      # real: v is even
+            self.spectra[G] = np.fft.rfft(v).real      # real: v is even
         return self.spectra[G]
 
     def profile(self, sigma: float):
         """``(G, F)``: ``F[k]`` = the binned ``(1/n) sum_i K_R(k/G, f_i) (y_i - f_i)``."""
         G = grid_size(sigma)
         V = self.spectrum(max(G, self.base))[:G + 1]
-        return G, sp_fft.irfft(V * _gauss_multiplier(sigma, G, G + 1), n=2 * G)[:G + 1]
+        return G, np.fft.irfft(V * _gauss_multiplier(sigma, G, G + 1), n=2 * G)[:G + 1]
 
     def __call__(self, sigma: float) -> float:
         G, F = self.profile(sigma)

@@ -66,7 +66,6 @@ import numbers
 import warnings
 
 import numpy as np
-from scipy import special
 
 from ._validate import check_labels, check_logits, check_n_bins, check_probabilities
 from ._validate import looks_like_probabilities as _looks_like_probabilities
@@ -654,6 +653,8 @@ class _LogLossProblem:
 
     def log_loss(self, theta) -> float:
         """Mean log loss without the penalty."""
+        from scipy import special    # lazily: scipy.special is most of `import calnotes`
+
         S = self.logits(theta)
         return float(np.mean(special.logsumexp(S, axis=1) - S[self.rows, self.y]))
 

@@ -44,7 +44,24 @@ twice the rounding bound ``C eps`` of a length-``C`` dot product with ``|a_j| <=
 
 The estimator of Lemma 3.4 (:func:`uc_from_values`) is one sort per utility and the
 max-minus-min of the prefix sums at tie-group boundaries: ``O(n log n)``, vectorised over an
-``(M, n)`` array.  The book's Part IV uses this module (chapters *Utility calibration*,
+``(M, n)`` array.
+
+**Speed** (:func:`utility_calibration`, the report's utility part).  Chunks of utilities run on
+every available CPU with BLAS on one thread (``threadpoolctl``, where installed).  Each
+utility's order is the stable one (:func:`calnotes._rowsort.stable_row_order`: one integer
+sort, equal predicted utilities in input order, so the sums do not depend on the platform's
+sort), and rows are scanned in cache-sized blocks with the realized utilities looked up in
+sorted order.  Three families skip work: class-wise utilities are sorted columns of ``P``
+(the labels placed by binary search, no matrix product and no gather); top-``K`` utilities
+are running sums of the sorted rows (no ``C x C`` matrix product; ``np.cumsum`` adds left to
+right, and OpenBLAS's product of these 0/1 valuations gave the same numbers on the report's
+test problems up to 1,000 classes); and for two classes every linear (rank)
+utility is monotone in ``p_1`` (in ``max p``), so that one order, checked on each row, replaces
+the sort.  The numbers are those of the plain computation (``_values``, then ``_scan``) bit
+for bit, except where the predicted utilities tie exactly (the order inside a tie group, hence
+the rounding of the group's sum, then follows the input order) and where a threaded BLAS used
+to round the products differently; tests/test_utility_fast.py checks the engine against loops
+over the definition.  The book's Part IV uses this module (chapters *Utility calibration*,
 *Bounds and guarantees*, *Patching* and *Which recalibrator, for which utility*).
 """
 
@@ -56,6 +73,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._rowsort import stable_row_order, take_rows
 from ._validate import check_labels, check_probabilities, check_rng
 
 __all__ = [
@@ -675,10 +693,91 @@ def _scan(V: np.ndarray, R: np.ndarray, tie_tol: float):
     ``R`` already carries the weights (sum of ``R`` over an interval is the interval's
     signed deviation).  Returns ``(values, lower, upper, sign, lo, hi)``.
     """
+    return _scan_ordered(V, R, tie_tol)[0]
+
+
+#: Elements of the row blocks that :func:`_scan_ordered` processes at a time (1 MB of float64:
+#: the dozen passes over a block stay in the cache).
+_SCAN_BLOCK = 1 << 17
+
+
+def _scan_ordered(V: np.ndarray, R: np.ndarray, tie_tol: float, hint=None):
+    """:func:`_scan` and the order used: ``np.argsort(V, axis=1, kind="stable")`` (equal
+    predicted utilities in input order, so the sums do not depend on the platform's sort).
+
+    ``hint``, optional: an order of the samples under which many rows of ``V`` are already
+    monotone (for two classes every linear utility is ``a_0 + (a_1 - a_0) p_1`` up to rounding,
+    so the order of ``p_1`` sorts it, ascending or descending).  A row that the hint (or its
+    reverse) sorts, as checked on the gathered values, takes that order (ties among equal
+    values then follow the hint); the other rows are sorted.
+    """
     M, n = V.shape
-    order = np.argsort(V, axis=1)
-    Vs = np.take_along_axis(V, order, axis=1)
-    Rs = np.take_along_axis(R, order, axis=1)
+    step = max(1, _SCAN_BLOCK // max(n, 1))
+    parts, orders = [], []
+    for a in range(0, M, step):
+        idx, Vs, _ = _block_order(V[a:a + step], hint)
+        parts.append(_scan_sorted(Vs, take_rows(R[a:a + step], idx), tie_tol))
+        orders.append(idx)
+    if len(parts) == 1:
+        return parts[0], orders[0]
+    return tuple(np.concatenate(x) for x in zip(*parts)), np.concatenate(orders)
+
+
+def _scan_utilities(V: np.ndarray, table: np.ndarray, codes: np.ndarray, n: int,
+                    tie_tol: float, hint=None, rows=None):
+    """:func:`_scan` of predicted utilities ``V`` ``(M, n)`` with residuals ``(U - V) / n``,
+    where the realized utility of sample ``i`` under utility ``m`` is ``U[m, i] =
+    table[m, codes[i]]`` (the label for a linear utility, the label's tie group for a rank
+    utility: a few distinct values per utility).
+
+    Works in row blocks (see :func:`_scan_ordered` for ``hint``) and looks the realized
+    utilities up directly in sorted order, so ``U`` and the residuals are only ever held for
+    one block, in the cache.  Each residual is the same number as ``((U - V) / n)[order]``.
+    ``rows``, optional: the utilities are the rows ``V[rows]`` (taken a block at a time)."""
+    M = V.shape[0] if rows is None else len(rows)
+    step = max(1, _SCAN_BLOCK // max(n, 1))
+    ahead = None if hint is None else np.take(codes, hint)
+    parts = []
+    for a in range(0, M, step):
+        Vb = V[a:a + step] if rows is None else V[rows[a:a + step]]
+        idx, Vs, how = _block_order(Vb, hint)
+        Rs = np.empty(Vs.shape)
+        for r in range(Vs.shape[0]):
+            c = (ahead if how[r] == 1 else ahead[::-1] if how[r] == -1
+                 else np.take(codes, idx[r]))
+            np.take(table[a + r], c, out=Rs[r])
+        Rs -= Vs
+        Rs /= n
+        parts.append(_scan_sorted(Vs, Rs, tie_tol))
+    if len(parts) == 1:
+        return parts[0]
+    return tuple(np.concatenate(x) for x in zip(*parts))
+
+
+def _block_order(Vb: np.ndarray, hint):
+    """``(order, sorted values, how)`` of the rows of ``Vb``: the ``hint`` (``how = 1``) or its
+    reverse (``-1``) where that sorts the row (checked), else
+    :func:`~calnotes._rowsort.stable_row_order` (``0``)."""
+    m, n = Vb.shape
+    if hint is None or n < 2:
+        idx, Vs = stable_row_order(Vb)
+        return idx, Vs, np.zeros(m, dtype=np.int8)
+    how = np.where(Vb[:, hint[-1]] < Vb[:, hint[0]], -1, 1).astype(np.int8)
+    idx = np.empty((m, n), dtype=np.intp)
+    idx[how == 1] = hint
+    idx[how == -1] = hint[::-1]
+    Vs = take_rows(Vb, idx)
+    bad = np.flatnonzero((Vs[:, 1:] < Vs[:, :-1]).any(axis=1))
+    if bad.size:
+        idx[bad], Vs[bad] = stable_row_order(Vb[bad])
+        how[bad] = 0
+    return idx, Vs, how
+
+
+def _scan_sorted(Vs: np.ndarray, Rs: np.ndarray, tie_tol: float):
+    """:func:`_scan` on rows already sorted by predicted utility (``Vs`` ascending, ``Rs`` in
+    the same order)."""
+    M, n = Vs.shape
     S = np.empty((M, n + 1))
     S[:, 0] = 0.0
     np.cumsum(Rs, axis=1, out=S[:, 1:])
@@ -743,11 +842,10 @@ def uc_from_values(predicted, realized, *, weights=None, tie_tol: float = 0.0) -
     if not math.isfinite(tol) or tol < 0:
         raise ValueError(f"tie_tol: expected a non-negative number, got {tie_tol!r}")
     R = (U - V) * (w if w is not None else 1.0 / V.shape[1])
-    values, lower, upper, sign, lo, hi = _scan(V, R, tol)
+    (values, lower, upper, sign, lo, hi), order = _scan_ordered(V, R, tol)
     if w is None:
         mass = (hi - lo) / V.shape[1]
     else:
-        order = np.argsort(V, axis=1)
         cw = np.concatenate([np.zeros((V.shape[0], 1)), np.cumsum(w[order], axis=1)], axis=1)
         rows = np.arange(V.shape[0])
         mass = cw[rows, hi] - cw[rows, lo]
@@ -796,9 +894,237 @@ def _check_families(utilities) -> list:
 
 
 def _default_workers() -> int:
-    import os
+    """Every CPU this process may use, or ``CALNOTES_THREADS`` (as the binned rows' sorts)."""
+    from ._sorted import available_workers
 
-    return max(1, min(4, os.cpu_count() or 1))
+    return available_workers()
+
+
+def _chunks(M: int, step: int) -> list:
+    """Slices of ``range(M)`` of at most ``max(step, 2)`` utilities; a last chunk of one joins
+    the one before it.  A one-row matrix product goes through BLAS's matrix-vector kernel,
+    whose rounding differs from the matrix-matrix kernel's (and BLAS may round a product of
+    another number of rows differently too: the values can differ between chunk sizes by the
+    products' rounding, ``C eps``)."""
+    starts = list(range(0, M, max(int(step), 2)))
+    if len(starts) > 1 and M - starts[-1] == 1:
+        starts.pop()
+    return [slice(a, b) for a, b in zip(starts, starts[1:] + [M])]
+
+
+def _engine(fam: UtilityFamily) -> str:
+    """How :func:`utility_calibration` computes a family's predicted utilities.
+
+    ``"columns"``: every utility is a class-wise ``e_c`` (``v = p_c`` exactly, as the matrix
+    product gives it: the other terms are exact zeros), so each is one sorted column of ``P``;
+    ``"topk"``: every utility is a top-``K`` indicator ``theta = (1, .., 1, 0, .., 0)``, so ``v`` is
+    a running sum of the sorted row (no matrix product); ``"product"``: the general case."""
+    prm = fam.params
+    ones, zeros = prm == 1.0, prm == 0.0
+    if not np.all(ones | zeros):
+        return "product"
+    if fam.kind == "linear" and np.all(ones.sum(axis=1) == 1):
+        return "columns"
+    if fam.kind == "rank" and np.all(ones[:, 0]) and np.all(np.diff(prm, axis=1) <= 0):
+        return "topk"
+    return "product"
+
+
+def _blas_single_thread():
+    """A context in which BLAS runs on one thread (``threadpoolctl`` where installed): the
+    matrix products run inside worker threads, and a threaded BLAS on top of them
+    oversubscribes the cores (on a loaded two-core machine a 64 x 10 x 1000 product took
+    0.1-0.4 s instead of 0.1 ms)."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:                                # optional: only the speed differs
+        import contextlib
+
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=1, user_api="blas")
+
+
+class _Calibration:
+    """The work of :func:`utility_calibration` for validated ``(y, P)``: shared inputs computed
+    once (sorted rows, the label's tie group, rows by class, running sums of the sorted rows)
+    and one task per chunk of utilities, each scanned in cache-sized row blocks.
+
+    No task allocates more than one ``(chunk, n)`` array (the matrix product's, in a buffer
+    kept per thread): large short-lived arrays cost page faults and, freed, cross-CPU TLB
+    flushes that serialise the threads (on a 16-core host they kept 4 of 16 cores busy)."""
+
+    def __init__(self, y, P, fams, step, pool=None, workers: int = 1, presorted=None):
+        import threading
+
+        self.y, self.P, self.fams, self.pool, self.workers = y, P, fams, pool, workers
+        self.n, self.C = P.shape
+        self.tol = utility_tie_tolerance(self.C)
+        self.presorted = presorted
+        self.kinds = [_engine(f) for f in fams]
+        self.local = threading.local()
+        self.hints = {}
+        self.tasks = []
+        for f, fam in enumerate(fams):
+            for sl in _chunks(len(fam), step):
+                self.tasks.append((f, np.arange(len(fam))[sl]))
+        rank = any(f.kind == "rank" for f in fams)
+        self.Ps = self.lo = self.hi = self.CT = None
+        if rank:
+            self._rank_inputs()
+        if self.C == 2:
+            self.hints["linear"] = np.argsort(P[:, 1], kind="stable")
+            if rank:
+                self.hints["rank"] = np.argsort(self.Ps[:, 0], kind="stable")
+        if "columns" in self.kinds:
+            by = np.argsort(y, kind="stable")
+            bounds = np.searchsorted(y[by], np.arange(self.C + 1))
+            self.rows_of = [by[bounds[c]:bounds[c + 1]] for c in range(self.C)]
+
+    def _row_blocks(self, fn):
+        """``fn(a, b)`` on row blocks ``[a, b)`` in the pool."""
+        n = self.n
+        size = max(1, -(-n // (4 * self.workers)))
+        list(self._map(lambda a: fn(a, min(n, a + size)), range(0, n, size)))
+
+    def _map(self, fn, items):
+        return self.pool.map(fn, items) if self.pool is not None else map(fn, items)
+
+    def _rank_inputs(self):
+        """:meth:`UtilityFamily._rank_inputs` (rows sorted descending, the label's tie group)
+        in row blocks, and for top-K families the running sums of the sorted rows as rows,
+        ``CT[j] = sum_{r <= j} Ps[:, r]`` (``np.cumsum``, left to right)."""
+        P, y = self.P, self.y
+        n, C = P.shape
+        Ps = np.empty((n, C))
+        lo = np.empty(n, dtype=np.int64)
+        hi = np.empty(n, dtype=np.int64)
+        kmax = max([int(self._ks(f, slice(None)).max()) for f in range(len(self.fams))
+                    if self.kinds[f] == "topk"] or [0])
+        CT = np.empty((kmax, n)) if kmax else None
+
+        def block(a, b):
+            part = np.negative(P[a:b])
+            part.sort(axis=1)
+            np.negative(part, out=Ps[a:b])
+            py = P[np.arange(a, b), y[a:b]][:, None]
+            lo[a:b] = (P[a:b] > py).sum(axis=1)
+            hi[a:b] = (P[a:b] >= py).sum(axis=1)
+            if kmax:
+                CT[:, a:b] = np.cumsum(Ps[a:b, :kmax], axis=1).T
+
+        self._row_blocks(block)
+        self.Ps, self.lo, self.hi, self.CT = Ps, lo, hi, CT
+        pairs, self.group = np.unique(lo * (C + 1) + hi, return_inverse=True)
+        self.group_lo, self.group_hi = pairs // (C + 1), pairs % (C + 1)
+
+    def _ks(self, f, idx):
+        return (self.fams[f].params[idx] == 1.0).sum(axis=1)
+
+    def _buffer(self, m: int) -> np.ndarray:
+        """This thread's ``(m, n)`` work array (kept between tasks)."""
+        buf = getattr(self.local, "buf", None)
+        if buf is None or buf.shape[0] < m:
+            buf = self.local.buf = np.empty((m, self.n))
+        return buf[:m]
+
+    # ------------------------------------------------------------------ tasks
+    def run(self, task):
+        f, idx = task
+        fam = self.fams[f]
+        kind = self.kinds[f]
+        if kind == "columns":
+            return f, idx, self._columns(fam, idx)
+        part = fam.take(idx)
+        prm = part.params
+        rows = None
+        if part.kind == "rank":                     # UtilityFamily._values, one tie group at a time
+            if kind == "topk":
+                V, rows = self.CT, self._ks(f, idx) - 1
+            else:
+                V = np.matmul(prm, self.Ps.T, out=self._buffer(len(idx)))
+            cum = np.concatenate([np.zeros((len(part), 1)), np.cumsum(prm, axis=1)], axis=1)
+            table, codes = _tie_mean(cum, self.group_lo, self.group_hi), self.group
+        elif part.kind == "linear":
+            V = np.matmul(prm, self.P.T, out=self._buffer(len(idx)))
+            table, codes = prm, self.y
+        else:
+            V, U = part._values(self.y, self.P)
+            table, codes = U, np.arange(self.n)
+        return f, idx, _scan_utilities(V, table, codes, self.n, self.tol, self._hint(fam),
+                                       rows=rows)
+
+    def _hint(self, fam):
+        """For two classes, the order that sorts every linear utility (``p_1``) or every rank
+        utility (the top probability), up to rounding (:func:`_scan_ordered` checks)."""
+        if self.C != 2:
+            return None
+        key = "rank" if fam.kind == "rank" else "linear" if fam.kind == "linear" else None
+        if key is None:
+            return None
+        return self.hints.get(key)
+
+    def _columns(self, fam, idx):
+        """:func:`_scan_sorted` of class-wise utilities from sorted class columns, in blocks:
+        the residuals ``(1{y = c} - p_c) / n`` in sorted order, the labels of class ``c``
+        placed at the start of their tie group (found by binary search), which gives the same
+        sums at every tie-group boundary."""
+        cls = fam.params[idx].argmax(axis=1)
+        n = self.n
+        step = max(1, _SCAN_BLOCK // max(n, 1))
+        parts = []
+        for a in range(0, cls.size, step):
+            cb = cls[a:a + step]
+            if self.presorted is not None:
+                Vs = self.presorted[cb]
+            else:
+                Vs = np.empty((cb.size, n))
+                Vs[...] = self.P[:, cb].T
+                Vs.sort(axis=1)
+            Rs = np.zeros(Vs.shape)
+            for j, c in enumerate(cb):
+                rows = self.rows_of[c]
+                if rows.size:
+                    left = np.sort(np.searchsorted(Vs[j], self.P[rows, c], side="left"))
+                    left += np.arange(left.size) - np.searchsorted(left, left, side="left")
+                    Rs[j, left] = 1.0
+            Rs -= Vs
+            Rs /= n
+            parts.append(_scan_sorted(Vs, Rs, self.tol))
+        if len(parts) == 1:
+            return parts[0]
+        return tuple(np.concatenate(x) for x in zip(*parts))
+
+    def results(self):
+        parts = list(self._map(self.run, self.tasks))
+        out = []
+        for f, fam in enumerate(self.fams):
+            M = len(fam)
+            arrays = {a: np.empty(M) for a in ("values", "lower", "upper", "mass")}
+            sign = np.empty(M, dtype=np.int64)
+            for g, idx, (values, lower, upper, sgn, lo, hi) in parts:
+                if g != f:
+                    continue
+                arrays["values"][idx] = values
+                arrays["lower"][idx] = lower
+                arrays["upper"][idx] = upper
+                arrays["mass"][idx] = (hi - lo) / self.n
+                sign[idx] = sgn
+            out.append(UCResult(arrays["values"], arrays["lower"], arrays["upper"], sign,
+                                arrays["mass"], fam.names))
+        return out
+
+
+def _uc_families(y, P, fams, *, chunk: int, workers: int, presorted=None) -> list:
+    """:func:`utility_calibration` of each family of ``fams`` on validated ``(y, P)``, one
+    :class:`UCResult` per family, on ``workers`` threads.  ``presorted``, optional: the
+    columns of ``P`` sorted ascending, shape ``(C, n)`` (the class-wise utilities reuse them)."""
+    with _blas_single_thread():
+        if workers > 1:
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                return _Calibration(y, P, fams, chunk, pool, workers, presorted).results()
+        return _Calibration(y, P, fams, chunk, presorted=presorted).results()
 
 
 def utility_calibration(labels, predictions, utilities, *, chunk: int = _CHUNK,
@@ -815,9 +1141,9 @@ def utility_calibration(labels, predictions, utilities, *, chunk: int = _CHUNK,
     chunk : int, default 64
         Utilities evaluated together; bounds the ``(chunk, n)`` working arrays.
     workers : int, optional
-        Threads that evaluate chunks concurrently (NumPy's sorts release the GIL); default the
-        number of CPUs, at most 4.  Every chunk is computed the same way whatever the number
-        of threads, so the result does not depend on it.
+        Threads that evaluate chunks concurrently (NumPy's sorts release the GIL); default
+        every CPU this process may use.  Every chunk is computed the same way whatever the
+        number of threads, so the result does not depend on it.
 
     Returns
     -------
@@ -843,29 +1169,9 @@ def utility_calibration(labels, predictions, utilities, *, chunk: int = _CHUNK,
     fams = _check_families(utilities)
     step = _check_count(chunk, "chunk", 1)
     threads = _default_workers() if workers is None else _check_count(workers, "workers", 1)
-    tol = utility_tie_tolerance(P.shape[1])
-    n = P.shape[0]
-    tasks = []
     for fam in fams:
         fam._check_width(P)
-        pre = UtilityFamily._rank_inputs(y, P) if fam.kind == "rank" else None
-        tasks += [(fam.take(slice(start, start + step)), pre)
-                  for start in range(0, len(fam), step)]
-
-    def run(task):
-        part, pre = task
-        V, U = part._values(y, P, pre)
-        values, lower, upper, sign, lo, hi = _scan(V, (U - V) / n, tol)
-        return UCResult(values, lower, upper, sign, (hi - lo) / n, part.names)
-
-    if threads > 1 and len(tasks) > 1:
-        from concurrent.futures import ThreadPoolExecutor
-
-        with ThreadPoolExecutor(max_workers=threads) as pool:
-            out = list(pool.map(run, tasks))
-    else:
-        out = [run(task) for task in tasks]
-    return UCResult.concatenate(out)
+    return UCResult.concatenate(_uc_families(y, P, fams, chunk=step, workers=threads))
 
 
 def uc_class(labels, predictions, utilities) -> float:
@@ -901,9 +1207,8 @@ def population_uc(dist, utilities) -> UCResult:
         ubar = fam.per_class(F)                              # (M, A, C)
         V = np.einsum("aj,maj->ma", F, ubar)
         Rexp = np.einsum("aj,maj->ma", T, ubar)              # E[u(f, Y) | atom]
-        values, lower, upper, sign, lo, hi = _scan(V, (Rexp - V) * w,
-                                                   utility_tie_tolerance(F.shape[1]))
-        order = np.argsort(V, axis=1)
+        (values, lower, upper, sign, lo, hi), order = _scan_ordered(
+            V, (Rexp - V) * w, utility_tie_tolerance(F.shape[1]))
         cw = np.concatenate([np.zeros((V.shape[0], 1)), np.cumsum(w[order], axis=1)], axis=1)
         rows = np.arange(V.shape[0])
         out.append(UCResult(values, lower, upper, sign, cw[rows, hi] - cw[rows, lo],
