@@ -1,6 +1,9 @@
 """Evaluate a model's predictions: accuracy, proper scores, binned measures, calibrated references.
 
-:func:`evaluate` is what ``calnotes evaluate PREDICTIONS`` runs.  For each bin count ``m`` it
+:func:`evaluate` is what ``calnotes evaluate PREDICTIONS`` runs.  It takes any input form that
+:func:`calnotes.as_predictions` reads (which holds the options saying how to read it) and
+computes; the report says how long each part took (:attr:`EvaluationReport.timings`,
+:data:`TIMED_PARTS`).  For each bin count ``m`` it
 computes, with both aggregations of the truthfulness paper (confidence, Def 2.8; class-wise,
 Def 2.7) and, for a binary model (``k = 2``), on ``P(y = 1)`` as well:
 
@@ -63,12 +66,15 @@ calibration*, *Bounds and guarantees*) develops the utility part.
 from __future__ import annotations
 
 import csv
+import functools
 import hashlib
 import io
 import json
 import math
 import numbers
 import os
+import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -76,14 +82,15 @@ import numpy as np
 
 from . import _evalrows
 from . import scale as _scale
-from .data.loaders import Predictions, is_classifier, load_predictions
-from ._validate import is_array_like
+from ._sorted import available_workers as _available_workers
+from .data.loaders import Predictions
+from .inputs import LOADER_OPTIONS, ChunkedPredictions, as_predictions
 from .measures import confidence_scores
 from .significance import DEFAULT_BOOTSTRAP, DEFAULT_DRAWS, MIN_BOOTSTRAP
 from ._ties import check_ties
 from .scores import _log_loss_from_logits_unchecked, _losses_at_labels
 
-__all__ = ["DEFAULT_BINS", "DEFAULT_UTILITY_SAMPLES", "EvaluationReport", "evaluate",
+__all__ = ["DEFAULT_BINS", "DEFAULT_UTILITY_SAMPLES", "EvaluationReport", "evaluate", "TIMED_PARTS",
            "check_out", "REPORT_FILES"]
 
 #: Bin counts used when none are given: 15 (the common ECE default), 20 and 100.  As for
@@ -95,15 +102,16 @@ REPORT_FILES = ("report.json", "report.csv", "reliability.png", "sharpness.png",
                 "utility_ecdf.png")
 #: Default number of sampled utilities per class (``U_lin``, ``U_rank``) in the eCDF.
 DEFAULT_UTILITY_SAMPLES = 500
-#: Elements of one ``(chunk, n)`` working array of :func:`calnotes.utility.utility_calibration`
-#: (the chunk shrinks below its default 64 for ``n > 32768``; memory per worker thread is about a
-#: dozen such arrays, 16 MB each).
-_UC_BUDGET = 1 << 21
-#: Worker threads of the utility estimator (NumPy's sorts release the GIL).
-_UC_WORKERS = min(4, os.cpu_count() or 1)
-#: Work budget for an exact l1 reference, in units of columns x bins x (largest bin)^2 (an upper
-#: bound of the Poisson-binomial convolutions' work; 3e9 units took about 1 s on one core); for
-#: one column (confidence, binary: FFT convolutions) the sum over bins of L log2(L)^2.
+#: Elements of one task's ``(chunk, n)`` array of predicted utilities in the utility estimator
+#: (64 MB), and of all the threads' such arrays together (512 MB): see ``_uc_results``.
+_UC_BUDGET = 1 << 23
+_UC_MEMORY = 1 << 26
+#: Worker threads of the utility estimator (NumPy's sorts release the GIL): every CPU this
+#: process may use (``os.sched_getaffinity``), or ``CALNOTES_THREADS``.
+_UC_WORKERS = _available_workers()
+#: Work budget for an exact l1 reference of one plan, in the units of
+#: :func:`calnotes.poisson_binomial.work` (about a nanosecond of one core each; 3e8 is about
+#: 0.3 s); the rule and its decisions on the benchmark grid: :data:`calnotes._evalrows.EXACT_L1_BUDGET`.
 EXACT_L1_BUDGET = _evalrows.EXACT_L1_BUDGET
 
 _AGGREGATIONS = ("confidence", "classwise")
@@ -132,14 +140,20 @@ _LEGEND_BRIER = ("Brier = sum over the classes of (p_r - 1[y = r])^2; for k = 2 
                  " scikit-learn's brier_score_loss, which is 'Brier (binary)' = mean"
                  " (P(y = 1) - y)^2.")
 
-#: Loader options of :func:`evaluate`, with their defaults: only options that differ from the
-#: default are passed on to :func:`calnotes.data.load_predictions` /
-#: :meth:`calnotes.data.Predictions.from_arrays`.
-_LOADER_DEFAULTS = {"label_column": None, "prob_columns": None, "ignore_columns": None,
-                    "delimiter": None, "classes": None, "header": True, "renormalize": False,
-                    "force_logits": False}
-#: The loader options that only describe a file (the others apply to arrays too).
-_FILE_ONLY = ("label_column", "prob_columns", "ignore_columns", "delimiter", "header")
+#: The parts of a report whose time :attr:`EvaluationReport.timings` gives, in order (a part
+#: that did not run is absent; ``total`` is the wall time of :func:`evaluate`).
+TIMED_PARTS = {
+    "loading": "reading and validating the input (calnotes.as_predictions)",
+    "scores": "accuracy, confidences and the proper scores",
+    "binned_rows": "binned values, calibrated references, p-values and intervals",
+    "references": "calibrated references (when the binned rows time them apart)",
+    "p_values": "p-values under the calibrated null (when the binned rows time them apart)",
+    "intervals": "bootstrap intervals (when the binned rows time them apart)",
+    "smooth_ece": "SmoothECE rows",
+    "utility": "utility calibration",
+    "writing": "report files and figures (EvaluationReport.write; not in its report.json)",
+    "total": "wall time of evaluate (and of write, once written)",
+}
 
 
 @dataclass
@@ -195,6 +209,13 @@ class EvaluationReport:
         Parquet/Feather file's column names; :attr:`calnotes.data.Predictions.class_columns`);
         ``None`` for arrays and ``.npz`` files, whose classes are the matrix's columns in order.
         Always printed in a header line of :meth:`format_table` and saved in JSON.
+    timings : dict
+        Seconds each part took (:data:`TIMED_PARTS`: ``loading``, ``scores``,
+        ``binned_rows``, ``smooth_ece``, ``utility``, ``writing``, ``total``); the parts do not
+        overlap, so they sum to at most ``total``.  Saved in JSON (``report.json`` holds the
+        computation's; ``writing`` is added once the files are written) and printed by
+        :meth:`format_timings` (command line: ``--timings``).  Timings differ between runs:
+        compare reports without them.
     """
 
     source: str
@@ -211,6 +232,7 @@ class EvaluationReport:
     utility: dict | None = None
     label_mapping: dict | None = None
     class_columns: list | None = None
+    timings: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         """JSON-ready dictionary (non-finite numbers become ``None``, explained in ``notes``)."""
@@ -232,7 +254,27 @@ class EvaluationReport:
                           for k, v in row.items()} for row in self.rows],
             "utility": _json_ready(self.utility),
             "notes": list(self.notes),
+            "timings": {name: round(float(s), 6) for name, s in self.timings.items()},
         }
+
+    def format_timings(self) -> str:
+        """How long each part took, one line per part (command line: ``--timings``).
+
+        Examples
+        --------
+        >>> report = EvaluationReport("x", 1, 2, 1.0, 1.0, {}, [],
+        ...                           timings={"loading": 0.25, "total": 1.0})
+        >>> print(report.format_timings())
+        timings (seconds; the parts do not overlap)
+        loading          0.250   25.0%  reading and validating the input (calnotes.as_predictions)
+        total            1.000  100.0%  wall time of evaluate (and of write, once written)
+        """
+        total = self.timings.get("total") or 0.0
+        lines = ["timings (seconds; the parts do not overlap)"]
+        for name, seconds in self.timings.items():
+            share = f"{seconds / total:7.1%}" if total > 0 else f"{'-':>7}"
+            lines.append(f"{name:<12} {seconds:9.3f} {share}  {TIMED_PARTS.get(name, '')}")
+        return "\n".join(lines)
 
     def to_json(self) -> str:
         """:meth:`to_dict` as indented JSON text (what ``calnotes evaluate --json`` prints)."""
@@ -342,21 +384,35 @@ class EvaluationReport:
         list of pathlib.Path
             The files written.
         """
+        started = time.perf_counter()
+        written = self._write(out, force, figure)
+        elapsed = time.perf_counter() - started   # not in the report.json just written
+        self.timings.pop("total", None)
+        self.timings["writing"] = elapsed
+        if self._computed_seconds is not None:
+            self.timings["total"] = self._computed_seconds + elapsed
+        return written
+
+    def _write(self, out, force: bool, figure: bool) -> list[Path]:
         figure = figure and self._plottable      # out-of-core reports hold no predictions
         out = check_out(out, force=force, figure=figure)
         makers = {REPORT_FILES[0]: lambda path: path.write_text(self.to_json() + "\n"),
                   REPORT_FILES[1]: lambda path: path.write_text(self.to_csv())}
         if figure:
-            makers[REPORT_FILES[2]] = lambda path: self._figure().savefig(path, dpi=120)
-            makers[REPORT_FILES[3]] = lambda path: self._sharpness_figure().savefig(path,
-                                                                                     dpi=120)
+            from .plotting import save_figure   # PNGs carry their smallest text size
+
+            makers[REPORT_FILES[2]] = lambda path: save_figure(self._figure(), path, dpi=120)
+            makers[REPORT_FILES[3]] = lambda path: save_figure(self._sharpness_figure(), path,
+                                                               dpi=120)
             if self.utility is not None:
-                makers[REPORT_FILES[4]] = lambda path: self._utility_figure().savefig(path,
-                                                                                      dpi=120)
+                makers[REPORT_FILES[4]] = lambda path: save_figure(self._utility_figure(),
+                                                                   path, dpi=120)
         return _publish(out, makers, force)
 
     #: False for a report computed out of core: :meth:`write` writes no figures.
     _plottable = True
+    #: The wall time of :func:`evaluate` (``timings["total"]`` before writing).
+    _computed_seconds = None
 
     def _figure(self):
         raise RuntimeError("this report holds no predictions to plot")  # replaced in evaluate
@@ -620,134 +676,6 @@ class _locked:
         return False
 
 
-class _Snapshot:
-    """SHA-256 of an input file taken when it is loaded (N7): hashed just before loading,
-    with the file kept open; :meth:`verified` after loading checks that neither the open file
-    nor the path changed meanwhile, so the hash is that of the bytes that were loaded.  A file
-    removed after loading keeps its hash (nothing is read again)."""
-
-    def __init__(self, path, what: str):
-        self.path, self.what, self.sha256, self.fd, self.stat = Path(path), what, None, None, None
-        try:
-            if self.path.is_dir():
-                return
-            self.fd = os.open(self.path, os.O_RDONLY)
-            self.stat = os.fstat(self.fd)
-            digest = hashlib.sha256()
-            while block := os.read(self.fd, 1 << 20):
-                digest.update(block)
-            self.sha256 = digest.hexdigest()
-        except OSError:
-            self.close()                         # the loader reports a missing file itself
-
-    @staticmethod
-    def _key(st):
-        return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
-
-    def verified(self) -> str | None:
-        """The hash, after checking that the file did not change since it was hashed."""
-        if self.fd is None:
-            return None
-        try:
-            changed = self._key(os.fstat(self.fd)) != self._key(self.stat)
-            try:
-                changed = changed or self._key(os.stat(self.path)) != self._key(self.stat)
-            except FileNotFoundError:
-                pass                             # removed after it was read: hash kept
-        finally:
-            self.close()
-        if changed:
-            raise ValueError(f"{self.what}: {self.path} changed while it was being read"
-                             " (replaced or rewritten during the run), so the numbers and"
-                             " its hash may describe different files; run again once the file"
-                             " is complete")
-        return self.sha256
-
-    def close(self):
-        if self.fd is not None:
-            os.close(self.fd)
-            self.fd = None
-
-    __del__ = close                              # an input refused before it was loaded
-
-
-def _snapshots(predictions, labels) -> list:
-    """``[predictions, labels]`` snapshots of the input files (``None`` for arrays)."""
-    return [_Snapshot(value, what) if isinstance(value, (str, os.PathLike)) else None
-            for value, what in ((predictions, "predictions"), (labels, "labels"))]
-
-
-def _verified(snaps) -> list:
-    """The snapshots' hashes (``None`` for arrays and folders), checked; all closed."""
-    try:
-        return [None if snap is None else snap.verified() for snap in snaps]
-    finally:
-        for snap in snaps:
-            if snap is not None:
-                snap.close()
-
-
-def _as_predictions(predictions, labels, kind, allow_pickle, split, options,
-                    X=None) -> Predictions:
-    if kind not in (None, "probs", "logits"):
-        raise ValueError(f"kind: expected 'probs' or 'logits', got {kind!r}")
-    if is_classifier(predictions):     # a fitted classifier: predict_proba(X), classes_
-        given = [name for name, value in (("kind", kind),) if value is not None] + list(options)
-        if given:
-            raise ValueError(f"{given[0]}: does not apply to a classifier, whose predict_proba"
-                             " gives probabilities and classes_ names the classes")
-        return Predictions.from_estimator(predictions, X, labels)
-    if X is not None:
-        raise ValueError("X: applies to a fitted classifier (an object with predict_proba),"
-                         f" not to a {type(predictions).__name__}; evaluate(model, X=X_test,"
-                         " labels=y_test)")
-    if isinstance(predictions, Predictions):
-        given = [name for name, value in (("labels", labels), ("kind", kind))
-                 if value is not None] + list(options)
-        if given:
-            raise ValueError(f"{given[0]}: a Predictions object is already loaded; pass"
-                             " loader options with a file or an array")
-        return predictions
-    if isinstance(predictions, (str, os.PathLike)):
-        return load_predictions(predictions, labels=labels, kind=kind,
-                                allow_pickle=allow_pickle, split=split, **options)
-    if _is_frame(predictions):         # a pandas/polars DataFrame: its columns read like a CSV's
-        text_only = [name for name in options if name in ("delimiter", "header")]
-        if text_only:
-            raise ValueError(f"{text_only[0]}: describes a text file; it does not apply to a"
-                             " DataFrame")
-        return Predictions.from_frame(predictions, labels=labels, kind=kind or "probs",
-                                      **options)
-    if is_array_like(predictions):     # NumPy, Series, torch/JAX/CuPy (calnotes._validate)
-        if labels is None:
-            raise ValueError("labels: required when predictions is an array")
-        file_only = [name for name in options if name in _FILE_ONLY]
-        if file_only:
-            raise ValueError(f"{file_only[0]}: describes a predictions file; it does not apply"
-                             " to arrays")
-        if isinstance(labels, (str, os.PathLike)):       # a labels file with an array
-            from .data.loaders import _load_labels
-            labels = _load_labels(Path(labels), options.get("classes"))
-        # converted by from_arrays (calnotes._validate.as_array): a GPU copy or bfloat16
-        # values widened are noted there
-        if kind == "logits":
-            return Predictions.from_arrays(labels, logits=predictions, **options)
-        return Predictions.from_arrays(labels, predictions, **options)
-    text = repr(predictions)
-    raise TypeError("predictions: expected a file path, Predictions, an (n, k) array or a"
-                    f" fitted classifier, got {type(predictions).__name__} {text[:60]} (pandas"
-                    " and polars DataFrames, and any object with __array__ or __dlpack__, are"
-                    " read too)")
-
-
-def _is_frame(value) -> bool:
-    """A pandas or polars DataFrame (anything 2-d with ``columns`` and ``to_numpy``),
-    recognised without importing either library."""
-    return (not isinstance(value, np.ndarray) and hasattr(value, "columns")
-            and callable(getattr(value, "to_numpy", None))
-            and len(getattr(value, "shape", ())) == 2)
-
-
 _BINS_NAME = "n_bins (command line: --bins)"
 
 
@@ -835,40 +763,85 @@ def _scores(pred: Predictions, y, P, notes: list) -> dict:
     return scores
 
 
-def evaluate(predictions, *, labels=None, X=None, kind: str | None = None, n_bins=None,
-             references: bool = True, out=None, force: bool = False,
-             allow_pickle: bool = False, split: str = "test", label_column=None,
-             prob_columns=None, ignore_columns=None, delimiter=None, classes=None,
-             header: bool = True, renormalize=False,
-             force_logits: bool = False, ties: str = "average",
-             smooth_ece: bool = True, utility: bool = True,
+def _moved_options_refused(func):
+    """``func`` with a clear error for the loader options that moved to
+    :func:`calnotes.as_predictions` (the signature shown stays ``func``'s own)."""
+    @functools.wraps(func)
+    def checked(*args, **kwargs):
+        moved = [name for name in kwargs if name in LOADER_OPTIONS]
+        if moved:
+            given = ", ".join(f"{name}={kwargs[name]!r}" for name in moved)
+            raise TypeError(
+                f"evaluate() does not take {', '.join(moved)}: the options that say how to read"
+                " the input moved to calnotes.as_predictions, which reads every input form;"
+                f" pass evaluate(calnotes.as_predictions(predictions, labels, {given}), ...)"
+                " (the command line keeps its flags)")
+        return func(*args, **kwargs)
+
+    return checked
+
+
+@dataclass(frozen=True)
+class _Request:
+    """The computing options of :func:`evaluate`, checked before anything is loaded."""
+
+    requested: list | None
+    ties: str
+    references: bool
+    smooth_ece: bool
+    utility: bool
+    utility_plan: tuple
+    significance: bool
+    draws: int
+    bootstrap: int
+    rng: object
+    progress: bool | None
+
+
+def _checked_request(*, n_bins, ties, references, smooth_ece, utility, utility_samples,
+                     utility_delta, rng, significance, draws, bootstrap, progress) -> _Request:
+    check_ties(ties)
+    utility_plan = _check_utility_options(utility, utility_samples, utility_delta, rng)
+    _check_significance_options(significance, draws, bootstrap)
+    requested = _check_bin_request(n_bins)
+    for name, value in (("references", references), ("smooth_ece", smooth_ece)):
+        if not isinstance(value, (bool, np.bool_)):
+            raise TypeError(f"{name}: expected True or False, got {value!r}")
+    return _Request(requested, ties, bool(references), bool(smooth_ece), bool(utility),
+                    utility_plan, bool(significance), int(draws), int(bootstrap), rng,
+                    _check_progress(progress))
+
+
+@_moved_options_refused
+def evaluate(predictions, *, labels=None, X=None, n_bins=None, references: bool = True,
+             ties: str = "average", smooth_ece: bool = True, utility: bool = True,
              utility_samples: int = DEFAULT_UTILITY_SAMPLES, utility_delta: float = 0.05,
              rng=0, significance: bool = True, draws: int = DEFAULT_DRAWS,
-             bootstrap: int = DEFAULT_BOOTSTRAP, progress=None,
-             out_of_core=None) -> EvaluationReport:
+             bootstrap: int = DEFAULT_BOOTSTRAP, progress=None, out_of_core=None, out=None,
+             force: bool = False) -> EvaluationReport:
     """Evaluate the calibration of a model's predictions.
 
     Parameters
     ----------
-    predictions : str, path-like, :class:`calnotes.data.Predictions`, array_like or classifier
-        A predictions file (see :func:`calnotes.data.load_predictions`), loaded predictions, a
-        pandas or polars DataFrame (its columns read as a CSV's:
-        :meth:`calnotes.data.Predictions.from_frame`), a probability (or, with
-        ``kind="logits"``, logit) matrix of shape ``(n, k)`` -- any array-like
-        (:func:`calnotes._validate.as_array`: a Series, a torch, JAX or CuPy array through
-        ``__array__`` or ``__dlpack__``; a GPU tensor is copied to the host and bfloat16
-        widened, with a note) -- or a fitted classifier with ``predict_proba`` (scikit-learn),
-        evaluated on ``X`` (:meth:`calnotes.data.Predictions.from_estimator`).
+    predictions : Predictions, path-like, array_like, DataFrame or classifier
+        What to evaluate, in any form that :func:`calnotes.as_predictions` reads: loaded
+        :class:`calnotes.data.Predictions` (used as they are: validated once), a predictions
+        file or folder (:func:`calnotes.data.load_predictions`), a probability matrix
+        ``(n, k)`` or binary ``P(y = 1)`` vector in any array form (NumPy, a Series, torch /
+        JAX / CuPy through ``__array__`` or ``__dlpack__``; a GPU tensor is copied to the host
+        and bfloat16 widened, with a note), a pandas or polars DataFrame (its columns read as
+        a CSV's), a fitted classifier with ``predict_proba`` (with ``X``), or a Dask array.
+        The options that say how to read an input -- ``kind="logits"``, ``label_column``,
+        ``prob_columns``, ``ignore_columns``, ``delimiter``, ``classes``, ``header``,
+        ``renormalize``, ``force_logits``, ``allow_pickle``, ``split`` -- are
+        :func:`calnotes.as_predictions`'s: ``evaluate(as_predictions(Z, y, kind="logits"))``
+        (passed here, they raise a TypeError saying so).
     labels : path-like or array_like, optional
-        The labels that go with a ``.npy`` predictions file (a file or an array), or the labels
-        when ``predictions`` is an array, a classifier or a DataFrame without a label column
-        (an array, or a labels file: ``.npy`` or text).
+        The labels, when ``predictions`` is an array, a classifier, a ``.npy`` file or a
+        DataFrame without a label column (an array, or a labels file: ``.npy`` or text).
     X : array_like, optional
         The samples a classifier ``predictions`` is evaluated on, ``predict_proba(X)``, as in
-        ``evaluate(model, X=X_test, labels=y_test)``; its ``classes_`` name the classes
-        (string labels are matched by name).  Only with a classifier.
-    kind : {"probs", "logits"}, optional
-        What a ``.npy``/CSV file or an array holds (default ``"probs"``).
+        ``evaluate(model, X=X_test, labels=y_test)``; its ``classes_`` name the classes.
     n_bins : int or sequence of int, optional
         Bin counts ``m`` (command line: ``--bins``); default :data:`DEFAULT_BINS`.  Checked
         before anything is loaded: positive integers (a 0-d integer array counts as one).
@@ -876,23 +849,6 @@ def evaluate(predictions, *, labels=None, X=None, kind: str | None = None, n_bin
         its equal-mass rows (l1-, l2-QECE) are skipped with a note.
     references : bool, default True
         Compute the calibrated references.
-    out : path-like, optional
-        Folder for ``report.json``, ``report.csv``, ``reliability.png`` and ``sharpness.png``
-        (the calibration-sharpness diagram of the reassessing paper); checked by
-        :func:`check_out` before anything is loaded or computed, and written whole or not at
-        all (:meth:`EvaluationReport.write`).
-    force : bool, default False
-        Replace the report files of an earlier run in ``out`` (those this run does not write
-        are removed).
-    allow_pickle : bool, default False
-        Allow a NN_calibration pickle file (only for files you trust).
-    split : {"test", "val"}
-        Split of a NN_calibration pickle.
-    label_column, prob_columns, ignore_columns, delimiter, classes, header, renormalize, \
-force_logits
-        Options of :func:`calnotes.data.load_predictions` (``classes``, ``renormalize`` and
-        ``force_logits`` also of :meth:`calnotes.data.Predictions.from_arrays` for arrays),
-        passed on only when they differ from their defaults.
     ties : {"average", "position"}, default "average"
         Tie rule of the equal-mass measures and their references (command line: ``--ties``):
         the exact mean over the orders of tied predictions, so the report does not depend on
@@ -937,9 +893,11 @@ force_logits
         population (bias-corrected bootstrap; coverage in :mod:`calnotes.coverage`).
         Class-wise rows get them only when ``n k B`` is at most
         ``calnotes._evalrows.CLASSWISE_BOOTSTRAP_BUDGET`` (a note says when not).
-    progress : bool, optional
-        Show a progress bar on standard error (default: for inputs of at least
-        :data:`PROGRESS_ENTRIES` probabilities, about a second of work or more).
+    progress : bool or None, default None
+        A progress bar on standard error over the whole computation (scores, binned rows,
+        SmoothECE, utility calibration, writing; command line: ``--progress`` /
+        ``--no-progress``).  ``None``: shown when standard error is a terminal and the input
+        has at least :data:`PROGRESS_ENTRIES` probabilities (about a second of work or more).
     out_of_core : bool, optional
         Evaluate in bounded memory with Dask (:mod:`calnotes.scale`; the ``scale`` extra;
         command line: ``--out-of-core``).  Default: for a Dask array of predictions and for a
@@ -948,6 +906,13 @@ force_logits
         the report has the scores and every binned row (equal-mass rows exact, eq. (1)) with
         exact l2 and folded-normal l1 references, but no p-values, intervals, SmoothECE,
         utility part or figures (notes say so).
+    out : path-like, optional
+        Folder for ``report.json``, ``report.csv``, ``reliability.png``, ``sharpness.png`` and
+        ``utility_ecdf.png``; checked by :func:`check_out` before anything is loaded or
+        computed, and written whole or not at all (:meth:`EvaluationReport.write`).
+    force : bool, default False
+        Replace the report files of an earlier run in ``out`` (those this run does not write
+        are removed).
 
     Returns
     -------
@@ -956,7 +921,8 @@ force_logits
         ``k = 2`` twice scikit-learn's ``brier_score_loss``, which is
         ``scores["brier_binary"]``.  ``scores["log"]`` comes from the logits (log-sum-exp)
         when the predictions are logits.  For ``k = 2`` the rows include the usual binary
-        measures on ``P(y = 1)`` (aggregation ``"binary"``).
+        measures on ``P(y = 1)`` (aggregation ``"binary"``).  ``timings`` gives the seconds
+        each part took (:data:`TIMED_PARTS`).
 
     Raises
     ------
@@ -987,6 +953,15 @@ force_logits
     >>> round(binary.scores["brier"] / binary.scores["brier_binary"], 12)
     2.0
 
+    Logits, a DataFrame's columns and the other loader options go through
+    :func:`calnotes.as_predictions`:
+
+    >>> from calnotes import as_predictions
+    >>> Z = np.log(P)
+    >>> from_logits = evaluate(as_predictions(Z, y, kind="logits"), n_bins=[10])
+    >>> from_logits.rows[4]["value"] == row["value"]
+    True
+
     Utility calibration: the top-class utility's error is the binning-free counterpart of the
     confidence ECE, with the interval of confidences it comes from.
 
@@ -996,68 +971,100 @@ force_logits
     >>> ecdf = report.utility["ecdf"]
     >>> ecdf["n_utilities"], [c["class"] for c in ecdf["classes"]]
     (500, ['U_lin', 'U_rank'])
+
+    Each part's time, in seconds:
+
+    >>> list(report.timings)
+    ['loading', 'scores', 'binned_rows', 'smooth_ece', 'utility', 'total']
     """
+    work = _Work()
+    request = _checked_request(
+        n_bins=n_bins, ties=ties, references=references, smooth_ece=smooth_ece,
+        utility=utility, utility_samples=utility_samples, utility_delta=utility_delta, rng=rng,
+        significance=significance, draws=draws, bootstrap=bootstrap, progress=progress)
+    if out is not None:
+        out = check_out(out, force=force)       # before anything is loaded or computed
+    with work.part("loading"):
+        pred = as_predictions(predictions, labels, X=X, out_of_core=out_of_core)
+    with work:
+        if isinstance(pred, ChunkedPredictions):
+            report = _evaluate_out_of_core(pred, request, work)
+        else:
+            report = _evaluate_in_memory(pred, request, work, writing=out is not None)
+        report.timings = work.timings()
+        report._computed_seconds = report.timings["total"]
+        return _written(report, out, force, work)
+
+
+def _evaluate_in_memory(pred: Predictions, request: _Request, work: "_Work", *,
+                        writing: bool = False) -> EvaluationReport:
+    """The report of validated in-memory predictions: each part timed by ``work``."""
     from . import __version__
 
-    check_ties(ties)
-    utility_plan = _check_utility_options(utility, utility_samples, utility_delta, rng)
-    _check_significance_options(significance, draws, bootstrap)
-    if out is not None:
-        out = check_out(out, force=force)
-    requested = _check_bin_request(n_bins)
-    given = {"label_column": label_column, "prob_columns": prob_columns,
-             "ignore_columns": ignore_columns, "delimiter": delimiter, "classes": classes,
-             "header": header, "renormalize": renormalize, "force_logits": force_logits}
-    options = {name: value for name, value in given.items()
-               if value is not _LOADER_DEFAULTS[name]
-               and not (isinstance(value, bool) and value == _LOADER_DEFAULTS[name])}
-    ooc_snaps = (_snapshots(predictions, labels) if out_of_core is True
-                 and isinstance(predictions, (str, os.PathLike)) else None)
-    chunked = _out_of_core_input(predictions, labels, out_of_core, kind, options)
-    if chunked is not None:
-        return _evaluate_out_of_core(*chunked, requested=requested, ties=ties,
-                                     references=references, out=out, force=force,
-                                     skipped={"significance": significance,
-                                              "smooth_ece": smooth_ece, "utility": utility},
-                                     snaps=ooc_snaps)
-    if out_of_core is False and _scale.is_dask_array(predictions):
-        predictions = np.asarray(predictions.compute())
-        if _scale.is_dask_array(labels):
-            labels = np.asarray(labels.compute())
-    snaps = _snapshots(predictions, labels) if isinstance(predictions, (str, os.PathLike)) \
-        else [None, None]
-    try:                                         # hashed at load time: the bytes loaded (N7)
-        pred = _as_predictions(predictions, labels, kind, allow_pickle, split, options, X)
-    finally:
-        hashes = _verified(snaps)
     y, P = pred.labels, pred.probs
     n, k = P.shape
-    bins, notes = _bin_plan(requested, n)
-    notes = list(getattr(pred, "notes", ()) or ()) + notes
-    conf, top, correct = confidence_scores(y, P)
-    scores = _scores(pred, y, P, notes)
+    bins, notes = _bin_plan(request.requested, n)
+    notes = list(pred.notes or ()) + notes
     aggregations = _AGGREGATIONS + ((_BINARY,) if k == 2 else ())
-    sig_rng = _significance_rng(rng) if significance else None
-    probs = _evalrows.problems(y, P, top, correct, conf, aggregations)
     specs = sum(1 for m in bins for _, b in _evalrows.MEASURES.values()
                 if not (b == "mass" and m > n))
-    with _progress(n * k, len(probs) * (1 + specs), progress) as bar:
-        for prob in probs:
-            prob.prepare(None)
-            bar.update(1)
-        rows, more = _evalrows.binned_rows(
-            y, P, probs, bins, ties, references=references,
-            draws=draws if significance else 0, bootstrap=bootstrap if significance else 0,
-            rng=sig_rng, progress=bar, budget=EXACT_L1_BUDGET)
+    units = {"scores": 1, "binned_rows": len(aggregations) * (1 + specs),
+             "smooth_ece": (2 if k == 2 else 1) if request.smooth_ece else 0,
+             "utility": 1 if request.utility else 0,
+             "writing": len(REPORT_FILES) if writing else 0}
+    work.show(_shows_progress(request.progress, n * k), units)
+    with work.part("scores", units=units["scores"]):
+        conf, top, correct = confidence_scores(y, P)
+        scores = _scores(pred, y, P, notes)
+    with work.part("binned_rows"):
+        rows, more = _binned_part(y, P, top, correct, conf, aggregations, bins, request, work)
     notes += more
-    if smooth_ece:
-        rows += _smooth_ece_rows(y, P, conf, correct)
-        if significance:
+    if request.smooth_ece:
+        with work.part("smooth_ece", units=units["smooth_ece"]):
+            rows += _smooth_ece_rows(y, P, conf, correct)
+        if request.significance:
             notes.append("SmoothECE rows have no p-value or interval: every replication would"
                          " rerun its bandwidth search (0.04 s at n = 50,000, up to 1 s on"
                          " degenerate inputs)")
-    utility_part, ecdfs = (_utility_part(y, P, *utility_plan, notes) if utility
-                           else (None, None))
+    utility_part, ecdfs = None, None
+    if request.utility:
+        with work.part("utility", units=units["utility"]):
+            utility_part, ecdfs = _utility_part(y, P, *request.utility_plan, notes)
+    notes += _closing_notes(rows, request.ties)
+    report = EvaluationReport(
+        source=pred.source, n_samples=n, n_classes=k, accuracy=float(correct.mean()),
+        mean_confidence=float(conf.mean()), scores=scores, rows=rows, notes=notes,
+        calnotes_version=__version__, input_sha256=pred.input_sha256,
+        labels_sha256=pred.labels_sha256, utility=utility_part,
+        label_mapping=pred.label_mapping,
+        class_columns=(None if pred.class_columns is None else list(pred.class_columns)))
+    m_fig = min(bins[0], n)
+    report._figure = lambda: _reliability_figure(y, P, m_fig, pred.source)
+    report._sharpness_figure = lambda: _sharpness_figure(y, P, pred.source)
+    if ecdfs is not None:
+        report._utility_figure = lambda: _utility_figure(ecdfs, pred.source)
+    return report
+
+
+def _binned_part(y, P, top, correct, conf, aggregations, bins, request: _Request,
+                 work: "_Work"):
+    """Every binned row (value, reference, p-value, interval): ``(rows, notes)``."""
+    significance = request.significance
+    probs = _evalrows.problems(y, P, top, correct, conf, aggregations)
+    for prob in probs:
+        prob.prepare(None)
+        work.update(1)
+    return _evalrows.binned_rows(
+        y, P, probs, bins, request.ties, references=request.references,
+        draws=request.draws if significance else 0,
+        bootstrap=request.bootstrap if significance else 0,
+        rng=_significance_rng(request.rng) if significance else None, progress=work,
+        budget=EXACT_L1_BUDGET)
+
+
+def _closing_notes(rows: list, ties: str) -> list:
+    """The notes on the tie rule and on approximate references."""
+    notes = []
     if ties == "position":
         notes.append("equal-mass measures with ties='position': tied predictions across a bin"
                      " boundary are split in input order, so these rows depend on the row order")
@@ -1065,117 +1072,59 @@ force_logits
         notes.append("references marked folded-normal are normal approximations: the exact"
                      f" Poisson-binomial sums would take more than {EXACT_L1_BUDGET:.0e}"
                      " operations (calnotes.evaluation.EXACT_L1_BUDGET)")
-    report = EvaluationReport(
-        source=pred.source, n_samples=n, n_classes=k, accuracy=float(correct.mean()),
-        mean_confidence=float(conf.mean()), scores=scores, rows=rows, notes=notes,
-        calnotes_version=__version__, input_sha256=hashes[0], labels_sha256=hashes[1],
-        utility=utility_part, label_mapping=pred.label_mapping,
-        class_columns=(None if pred.class_columns is None else list(pred.class_columns)))
-    m_fig = min(bins[0], n)
-    report._figure = lambda: _reliability_figure(y, P, m_fig, pred.source)
-    report._sharpness_figure = lambda: _sharpness_figure(y, P, pred.source)
-    if ecdfs is not None:
-        report._utility_figure = lambda: _utility_figure(ecdfs, pred.source)
-    return _written(report, out, force)
+    return notes
 
 
-_OOC_NAME = "out_of_core (command line: --out-of-core)"
-
-
-def _out_of_core_input(predictions, labels, out_of_core, kind, options):
-    """``(P, y, source)`` as Dask arrays when the evaluation runs out of core, else ``None``."""
-    if out_of_core not in (None, True, False):
-        raise TypeError(f"{_OOC_NAME}: expected True, False or None, got {out_of_core!r}")
-    is_folder = (isinstance(predictions, (str, os.PathLike))
-                 and Path(predictions).is_dir())
-    if out_of_core is False:
-        if is_folder:
-            raise ValueError(f"{_OOC_NAME}: predictions {predictions} is a folder of shards,"
-                             " which is read out of core only; drop out_of_core=False")
-        return None
-    dask_input = _scale.is_dask_array(predictions)
-    if out_of_core is None and not (dask_input or is_folder):
-        return None
-    if kind == "logits":
-        raise ValueError(f"kind: logits are not supported out of core ({_OOC_NAME}); save"
-                         " probabilities (calnotes.recalibrate.softmax)")
-    if options:
-        raise ValueError(f"{next(iter(options))}: a loader option, which does not apply out of"
-                         f" core ({_OOC_NAME}); save probabilities and integer labels")
-    if is_folder:
-        if labels is not None:
-            raise ValueError("labels: a folder of shards holds its own labels; do not pass"
-                             " labels")
-        P, y = _scale.open_shards(predictions)
-        return P, y, str(predictions)
-    is_path = isinstance(predictions, (str, os.PathLike))
-    if is_path and Path(predictions).suffix.lower() != ".npy":
-        raise ValueError(f"{_OOC_NAME}: out of core reads a .npy file (memory-mapped), a"
-                         f" folder of shards or a Dask array; got {predictions}")
-    if labels is None:
-        raise ValueError("labels: required with out-of-core predictions (a Dask array, a"
-                         " memory-mapped .npy file or an array)")
-    if dask_input:
-        return predictions, labels, "dask array"
-    if is_path:
-        P, y = _scale.open_npy(predictions, labels)
-        return P, y, str(predictions)
-    if isinstance(predictions, np.ndarray):
-        import dask.array as da
-        if predictions.ndim not in (1, 2) or predictions.shape[0] == 0:
-            raise ValueError(f"predictions: expected a non-empty (n, k) or (n,) array, got"
-                             f" shape {predictions.shape}")
-        width = predictions.shape[1] if predictions.ndim == 2 else 1
-        rows = max(1, _scale.DEFAULT_CHUNK_ENTRIES // max(1, width))
-        P = da.from_array(predictions, chunks=(rows,) + ((-1,) if predictions.ndim == 2
-                                                           else ()))
-        return P, labels, "array"
-    raise TypeError(f"predictions: out of core takes a Dask array, a .npy path, a folder of"
-                    f" shards or an array, got {type(predictions).__name__}")
-
-
-def _evaluate_out_of_core(P, y, source, *, requested, ties, references, out, force, skipped,
-                          snaps=None):
-    """The report of :func:`evaluate` computed out of core (:mod:`calnotes.scale`); ``snaps``
-    (:func:`_snapshots` of a ``.npy`` file and its labels file, taken before opening them) are
-    checked after the computation, which is when out of core has read the files."""
+def _evaluate_out_of_core(chunked: ChunkedPredictions, request: _Request,
+                          work: "_Work") -> EvaluationReport:
+    """The report of :func:`evaluate` computed out of core (:mod:`calnotes.scale`); the input
+    files' snapshots (taken before opening them) are checked after the computation, which is
+    when out of core has read the files."""
     from . import __version__
 
     try:
-        n = _scale.n_rows(P)
+        n = _scale.n_rows(chunked.probs)
         if n == 0:
             raise ValueError("predictions: empty input (0 rows)")
-        bins, notes = _bin_plan(requested, n)
-        part = _scale.evaluate_dask(P, y, bins=bins, ties=ties, references=references)
+        bins, notes = _bin_plan(request.requested, n)
+        with work.part("binned_rows"):
+            part = _scale.evaluate_dask(chunked.probs, chunked.labels, bins=bins,
+                                        ties=request.ties, references=request.references)
     finally:
-        hashes = _verified(snaps or [None, None])
+        hashes = chunked.verified_hashes()
     notes = ["computed out of core with Dask (calnotes.scale): equal-mass rows exact (eq. (1)),"
              " l1 references folded-normal"] + notes + part["notes"]
+    skipped = {"significance": request.significance, "smooth_ece": request.smooth_ece,
+               "utility": request.utility}
     for what, on in skipped.items():
         if on:
             notes.append({"significance": "p-values and bootstrap intervals are not computed"
                                           " out of core",
                           "smooth_ece": "SmoothECE is not computed out of core",
                           "utility": "utility calibration is not computed out of core"}[what])
-    if ties == "position":
+    if request.ties == "position":
         notes.append("equal-mass measures with ties='position': tied predictions across a bin"
                      " boundary are split in input order, so these rows depend on the row order")
     report = EvaluationReport(
-        source=source, n_samples=n, n_classes=part["k"], accuracy=part["accuracy"],
+        source=chunked.source, n_samples=n, n_classes=part["k"], accuracy=part["accuracy"],
         mean_confidence=part["mean_confidence"], scores=part["scores"], rows=part["rows"],
         notes=notes, calnotes_version=__version__, input_sha256=hashes[0],
         labels_sha256=hashes[1])
     report._plottable = False
     notes.append("figures are not drawn out of core (they need the predictions in memory)")
-    return _written(report, out, force)
+    return report
 
 
-def _written(report: EvaluationReport, out, force: bool) -> EvaluationReport:
+def _written(report: EvaluationReport, out, force: bool, work=None) -> EvaluationReport:
     """``report``, written to ``out`` when given; a failed write keeps the computed report on
     the exception (``exc.report``)."""
     if out is not None:
         try:
-            report.write(out, force=force)
+            if work is not None:
+                work.describe("writing")
+            report.write(out, force=force)     # times itself: timings["writing"]
+            if work is not None:
+                work.update(len(REPORT_FILES))
         except OSError as exc:
             exc.report = report
             exc.add_note("the report was computed (the exception's .report); write it with"
@@ -1211,30 +1160,115 @@ def _significance_rng(rng) -> np.random.Generator:
     return np.random.default_rng([int(rng), 1])
 
 
-class _NoBar:
-    def update(self, _=1):
-        pass
+#: Inputs of at least this many entries (n x k) get a progress bar by default when standard
+#: error is a terminal (about a second of work); ``progress=True`` / ``False`` forces it on or
+#: off.
+PROGRESS_ENTRIES = 2_000_000
+_PROGRESS_NAME = "progress (command line: --progress / --no-progress)"
+
+
+def _check_progress(progress) -> bool | None:
+    """``progress`` as ``True``, ``False`` or ``None`` (automatic), or a clear error."""
+    if progress is None or isinstance(progress, (bool, np.bool_)):
+        return None if progress is None else bool(progress)
+    raise TypeError(f"{_PROGRESS_NAME}: expected True, False or None (automatic: a bar on a"
+                    f" terminal for inputs of at least {PROGRESS_ENTRIES:,} probabilities),"
+                    f" got {progress!r}")
+
+
+def _stderr_is_terminal() -> bool:
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):        # replaced or closed
+        return False
+
+
+def _shows_progress(progress: bool | None, entries: int) -> bool:
+    """Whether to show the bar: as asked, or (``None``) for a large input on a terminal."""
+    if progress is not None:
+        return progress
+    return entries >= PROGRESS_ENTRIES and _stderr_is_terminal()
+
+
+class _Work:
+    """The clock and the progress bar of one :func:`evaluate` call.
+
+    :meth:`part` times a part of the report: a part entered inside another one (as
+    :func:`calnotes._evalrows.binned_rows` may do for ``"references"``, ``"p_values"``,
+    ``"intervals"``) pauses the outer part's clock, so the parts never overlap and sum to at
+    most the total.  The bar (tqdm, on standard error) counts work units over the whole
+    computation; :meth:`update` advances it (``binned_rows`` calls it once per row), and a
+    part given ``units`` advances it by those when it ends.
+    """
+
+    def __init__(self):
+        self._start = time.perf_counter()
+        self._seconds: dict = {}
+        self._stack: list = []
+        self._bar = None
+
+    def show(self, show: bool, units: dict) -> None:
+        """Open the bar over ``sum(units.values())`` work units when ``show``."""
+        if show:
+            from tqdm import tqdm
+
+            self._bar = tqdm(total=sum(units.values()), desc="calnotes evaluate",
+                             unit="step", leave=False)
+
+    def update(self, units: int = 1) -> None:
+        if self._bar is not None:
+            self._bar.update(units)
+
+    def describe(self, name: str) -> None:
+        if self._bar is not None:
+            self._bar.set_description(f"calnotes evaluate: {name}", refresh=False)
+
+    def part(self, name: str, units: int = 0) -> "_Part":
+        """A context timing part ``name`` (its time adds up over repeated entries)."""
+        return _Part(self, name, units)
+
+    def timings(self) -> dict:
+        """Seconds per part in the order of :data:`TIMED_PARTS`, then ``total``."""
+        order = {name: i for i, name in enumerate(TIMED_PARTS)}
+        out = {name: self._seconds[name]
+               for name in sorted(self._seconds, key=lambda s: order.get(s, len(order)))}
+        out["total"] = time.perf_counter() - self._start
+        return out
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
+        if self._bar is not None:
+            self._bar.close()
         return False
 
 
-#: Inputs of at least this many entries (n x k) get a progress bar by default (about a second
-#: of work); ``progress=True`` / ``False`` forces it on or off.
-PROGRESS_ENTRIES = 2_000_000
+class _Part:
+    def __init__(self, work: _Work, name: str, units: int):
+        self.work, self.name, self.units = work, name, units
 
+    def __enter__(self):
+        now = time.perf_counter()
+        stack = self.work._stack
+        if stack:                                # pause the enclosing part
+            outer = stack[-1]
+            self.work._seconds[outer[0]] = self.work._seconds.get(outer[0], 0.0) + now - outer[1]
+        stack.append([self.name, now])
+        self.work.describe(self.name)
+        return self.work
 
-def _progress(entries: int, total: int, progress):
-    """A tqdm bar on standard error for large inputs (``progress=None``: automatic)."""
-    show = entries >= PROGRESS_ENTRIES if progress is None else bool(progress)
-    if not show:
-        return _NoBar()
-    from tqdm import tqdm
-
-    return tqdm(total=total, desc="calnotes evaluate", unit="step", leave=False)
+    def __exit__(self, *exc):
+        now = time.perf_counter()
+        stack = self.work._stack
+        name, started = stack.pop()
+        self.work._seconds[name] = self.work._seconds.get(name, 0.0) + now - started
+        if stack:                                # the enclosing part resumes
+            stack[-1][1] = now
+            self.work.describe(stack[-1][0])
+        if self.units:
+            self.work.update(self.units)
+        return False
 
 
 def _smooth_ece_rows(y, P, conf, correct) -> list:
@@ -1261,10 +1295,13 @@ def _sharpness_figure(y, P, title):
     from .plotting import calibration_sharpness_diagram
     from .sharpness import calibration_sharpness
 
+    from .plotting import legend_below
+
     result = calibration_sharpness(y, P, "brier")
-    fig = Figure(figsize=(5, 4.4), layout="constrained")
+    fig = Figure(figsize=(4.8, 4.8), layout="constrained")
     calibration_sharpness_diagram(result, ax=fig.subplots(),
                                   title=Path(title).name if title else None)
+    legend_below(fig, ncols=2)                        # off the data
     return fig
 
 
@@ -1275,12 +1312,18 @@ def _reliability_figure(y, P, m, title):
     from .plotting import corp_diagram, reliability_panels
 
     panels = 3 if P.shape[1] == 2 else 2
-    fig = Figure(figsize=(4.5 * (panels + 1), 4.6), layout="constrained")
-    axes = fig.subplots(1, panels + 1)
-    reliability_panels(y, P, m, ax=axes[:panels])
+    fig = Figure(figsize=(7, 7.4), layout="constrained")   # 2 x 2 at the book's column width
+    axes = fig.subplots(2, 2).ravel()
+    reliability_panels(y, P, m, ax=axes[:panels])     # one legend, below the panels
     conf, _, correct = confidence_scores(y, P)
     corp_diagram(correct, conf, ax=axes[panels])      # CORP: isotonic, ties pooled, MCB/DSC/UNC
     axes[panels].set_title("confidence, CORP (isotonic)", fontsize=10)
+    if panels == 2:                                   # the free cell holds CORP's legend
+        from .plotting import legend_in_axes
+
+        handles, labels = axes[2].get_legend_handles_labels()
+        axes[2].get_legend().remove()
+        legend_in_axes(axes[3], handles, labels, fontsize=9)
     fig.suptitle(Path(title).name if title else "", fontsize=10)
     return fig
 
@@ -1323,33 +1366,27 @@ def _check_utility_options(utility, samples, delta, rng):
     return int(samples), float(delta), rng, seed
 
 
-def _uc_results(y, P, families) -> list:
-    """:func:`calnotes.utility.utility_calibration` of every family, in worker threads.
+def _uc_results(y, P, families, presorted=None) -> list:
+    """:func:`calnotes.utility.utility_calibration` of every family (one result each), on
+    :data:`_UC_WORKERS` threads, without validating ``(y, P)`` again.
 
-    Each family is cut into blocks of whole chunks, so every chunk is computed exactly as in one
-    call on the whole family (same numbers whatever the number of threads).
+    A task holds one or two ``(chunk, n)`` arrays (its other arrays are blocks of about 1 MB):
+    ``chunk x n`` at most ``_UC_BUDGET``, and the threads' such arrays together at most
+    ``_UC_MEMORY`` elements.  A task's matrix product reads all of ``P``, so chunks stay large
+    (64 utilities, the default of :func:`~calnotes.utility.utility_calibration`, up to
+    ``n = 131072``: about 15 flops per byte read with many classes).  The numbers do not depend
+    on the number of threads; BLAS may round a product differently for another number of rows,
+    so with the same chunk the report's numbers are ``utility_calibration``'s.  ``presorted``:
+    the columns of ``P`` sorted, ``(k, n)``, if the caller has them (the class-wise utilities
+    then sort nothing).
     """
-    from concurrent.futures import ThreadPoolExecutor
+    from .utility import _uc_families
 
-    from .utility import UCResult, utility_calibration
-
-    chunk = max(1, min(64, _UC_BUDGET // P.shape[0]))
-    tasks = []
-    for f, fam in enumerate(families):
-        n_chunks = -(-len(fam) // chunk)
-        block = -(-n_chunks // _UC_WORKERS) * chunk
-        tasks += [(f, fam.take(slice(s, s + block))) for s in range(0, len(fam), block)]
-
-    def run(task):
-        return utility_calibration(y, P, task[1], chunk=chunk, workers=1)
-
-    if _UC_WORKERS > 1 and len(tasks) > 1:
-        with ThreadPoolExecutor(max_workers=_UC_WORKERS) as pool:
-            parts = list(pool.map(run, tasks))
-    else:
-        parts = [run(task) for task in tasks]
-    return [UCResult.concatenate([r for (f, _), r in zip(tasks, parts) if f == i])
-            for i in range(len(families))]
+    n = P.shape[0]
+    total = sum(len(f) for f in families)
+    chunk = max(2, min(64, _UC_BUDGET // n))
+    workers = max(1, min(_UC_WORKERS, _UC_MEMORY // (chunk * n), -(-total // chunk)))
+    return _uc_families(y, P, families, chunk=chunk, workers=workers, presorted=presorted)
 
 
 def _worst_entries(fam, res, k: int = 5, params: bool = False) -> list:
@@ -1366,8 +1403,11 @@ def _worst_entries(fam, res, k: int = 5, params: bool = False) -> list:
     return entries
 
 
-def _utility_part(y, P, samples, delta, rng, seed, notes):
-    """The ``utility`` dictionary of the report and the two :class:`UtilityECDF` objects."""
+def _utility_part(y, P, samples, delta, rng, seed, notes, presorted=None):
+    """The ``utility`` dictionary of the report and the two :class:`UtilityECDF` objects.
+
+    ``presorted``, optional: the columns of ``P`` sorted ascending, shape ``(k, n)`` (e.g. the
+    class-wise problem's ``SortedColumns.values``), reused by ``U_CWE`` instead of sorting."""
     from ._validate import check_rng
     from .utility import (classwise, ecdf_from_errors, sample_linear, sample_rank, top_class,
                           top_k)
@@ -1376,7 +1416,7 @@ def _utility_part(y, P, samples, delta, rng, seed, notes):
     gen = check_rng(rng)
     fixed = [top_class(k), classwise(k), top_k(k)]
     sampled = [sample_linear(k, samples, rng=gen), sample_rank(k, samples, rng=gen)]
-    results = _uc_results(y, P, fixed + sampled)
+    results = _uc_results(y, P, fixed + sampled, presorted)
     classes = []
     for fam, res in zip(fixed, results[:3]):
         worst = _worst_entries(fam, res)
@@ -1462,23 +1502,26 @@ def _utility_figure(ecdfs, title):
     DKW band (:class:`calnotes.utility.UtilityECDF`, ``eps_stat = 0``)."""
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(9, 4), layout="constrained")
+    from .plotting import PALETTE, legend_below
+
+    fig = Figure(figsize=(7, 3.6), layout="constrained")          # the book's column width
     axes = fig.subplots(1, len(ecdfs), sharey=True)
     for ax, F in zip(np.atleast_1d(axes), ecdfs):
         top = float(F.errors[-1])
         xs = np.concatenate([[0.0], F.errors, [top * 1.05 if top > 0 else 1e-3]])
-        band = f"DKW band ({1 - F.delta:.0%}), \u00b1{F.halfwidth:.3f}"
-        ax.fill_between(xs, F.lower(xs), F.upper(xs), step="post", alpha=0.25, color="C0",
-                        linewidth=0, label=band)
-        ax.step(xs, F(xs), where="post", color="C0", label="eCDF")
+        band = f"DKW band ({1 - F.delta:.0%})"
+        ax.fill_between(xs, F.lower(xs), F.upper(xs), step="post", alpha=0.25,
+                        color=PALETTE[0], linewidth=0, label=band)
+        ax.step(xs, F(xs), where="post", color=PALETTE[0], label="eCDF")
         median = float(F.quantile(0.5))
-        ax.axvline(median, color="0.4", linestyle=":", linewidth=1,
-                   label=f"median {median:.3g}")
+        ax.axvline(median, color="0.4", linestyle=":", linewidth=1, label="median")
         ax.set_xlim(left=0.0)
         ax.set_ylim(0.0, 1.0)
         ax.set_xlabel("estimated UC")
-        ax.set_title(f"{F.label}, M = {F.errors.size}", fontsize=10)
-        ax.legend(loc="lower right", fontsize=8)
+        name = {"U_lin": "linear utilities", "U_rank": "rank utilities"}.get(F.label, F.label)
+        ax.set_title(f"{name}, M = {F.errors.size}\nmedian {median:.3g}, band"
+                     f" \u00b1{F.halfwidth:.3f}", fontsize=10)
     np.atleast_1d(axes)[0].set_ylabel("fraction of sampled utilities")
+    legend_below(fig, axes=np.atleast_1d(axes)[:1], ncols=3)     # off the data
     fig.suptitle(Path(title).name if title else "", fontsize=10)
     return fig

@@ -68,7 +68,7 @@ def test_N2_logits_on_binary_probabilities_refused(tmp_path):
     for given in (p, p[:, None], p.astype(np.float32)[:, None]):    # 1-d, Keras (n, 1)
         with pytest.raises(ValueError, match=r"every one in \[0, 1\].*binary probabilities"
                                              r".*force_logits=True"):
-            cn.evaluate(given, labels=y, kind="logits", **_fast())
+            cn.evaluate(cn.as_predictions(given, y, kind="logits"), **_fast())
     path = _write(tmp_path / "binary_1col.csv",
                   _csv_lines(["label", "p1"], [[a, b] for a, b in zip(y, p)]))
     with pytest.raises(ValueError, match="binary probabilities"):
@@ -78,11 +78,11 @@ def test_N2_logits_on_binary_probabilities_refused(tmp_path):
     # read as probabilities, the accuracy is that of p >= 1/2 (ties to class 0)
     assert cn.evaluate(path, **_fast()).accuracy == pytest.approx(np.mean((p > 0.5) == y))
     # force_logits reads them as logits all the same: sigmoid(z) > 1/2 for every z > 0
-    forced = cn.evaluate(p, labels=y, kind="logits", force_logits=True, **_fast())
+    forced = cn.evaluate(cn.as_predictions(p, y, kind="logits", force_logits=True), **_fast())
     assert forced.accuracy == pytest.approx(np.mean((p > 0) == y))
     # real binary logits (some negative) are untouched
     z = np.log(p + 1e-3) - np.log(1 - p + 1e-3)
-    assert cn.evaluate(z, labels=y, kind="logits", **_fast()).accuracy == \
+    assert cn.evaluate(cn.as_predictions(z, y, kind="logits"), **_fast()).accuracy == \
         pytest.approx(np.mean((z > 0) == y))
 
 
@@ -188,7 +188,7 @@ def test_N4_unmatched_string_labels_refused_for_k_above_2(tmp_path):
                                          r".*classes="):
         load_predictions(path)
     assert cli.main(["evaluate", str(path), "--bins", "5", "--no-utility"]) == 2
-    report = cn.evaluate(path, classes=["b", "a", "c"], **_fast())
+    report = cn.evaluate(cn.as_predictions(path, classes=["b", "a", "c"]), **_fast())
     assert report.accuracy == _accuracy(y, P)
     assert report.label_mapping == {"b": 0, "a": 1, "c": 2}
     # without a header, too (no names to match)
@@ -228,7 +228,7 @@ def test_N6_array_like_objects_accepted():
     report = cn.evaluate(_Tensor(P), labels=_Tensor(y), **_fast())
     assert report.n_classes == 3 and report.accuracy == _accuracy(y, P)
     z = np.log(P)
-    logits = cn.evaluate(_Tensor(z), labels=y, kind="logits", **_fast())
+    logits = cn.evaluate(cn.as_predictions(_Tensor(z), y, kind="logits"), **_fast())
     assert logits.accuracy == _accuracy(y, P)
 
 
@@ -238,7 +238,7 @@ def test_N6_dataframe_accepted_with_column_names():
     names = np.array(["setosa", "versicolor", "virginica"])
     frame = pd.DataFrame(P, columns=["versicolor", "setosa", "virginica"])  # not sorted
     frame.insert(0, "species", names[[1, 0, 2]][y])
-    report = cn.evaluate(frame, label_column="species", **_fast())
+    report = cn.evaluate(cn.as_predictions(frame, label_column="species"), **_fast())
     assert report.accuracy == _accuracy(y, P)
     assert report.class_columns == ["versicolor", "setosa", "virginica"]
     assert report.label_mapping == {"versicolor": 0, "setosa": 1, "virginica": 2}
@@ -246,7 +246,7 @@ def test_N6_dataframe_accepted_with_column_names():
     frame = pd.DataFrame(P, columns=["p0", "p1", "p2"])
     frame.insert(0, "Unnamed: 0", np.arange(len(y)))
     labels = pd.Series(pd.Categorical(np.array(["a", "b", "c"])[y]))
-    report = cn.evaluate(frame, labels=labels, classes=["a", "b", "c"], **_fast())
+    report = cn.evaluate(cn.as_predictions(frame, labels, classes=["a", "b", "c"]), **_fast())
     assert report.n_classes == 3 and report.accuracy == _accuracy(y, P)
     # a Series of binary probabilities
     p = pd.Series(P[:, 1] / (P[:, 0] + P[:, 1]))
@@ -254,7 +254,7 @@ def test_N6_dataframe_accepted_with_column_names():
     assert cn.evaluate(p, labels=pd.Series(yb), **_fast()).accuracy == \
         pytest.approx(np.mean((p.to_numpy() > 0.5) == yb))
     with pytest.raises(ValueError, match="delimiter: describes a text file"):
-        cn.evaluate(frame, labels=labels, delimiter=";", **_fast())
+        cn.evaluate(cn.as_predictions(frame, labels, delimiter=";"), **_fast())
 
 
 # ---------------------------------------------------------------------- N11: percent strings
@@ -404,7 +404,7 @@ def test_NL9_force_logits_without_logits(tmp_path, capsys):
     with pytest.raises(ValueError, match="force_logits .*: applies to logits only"):
         load_predictions(path, force_logits=True)
     with pytest.raises(ValueError, match="force_logits"):
-        cn.evaluate(P, labels=y, force_logits=True, **_fast())
+        cn.evaluate(cn.as_predictions(P, y, force_logits=True), **_fast())
     assert cli.main(["evaluate", str(path), "--force-logits", "--bins", "5"]) == 2
     assert "--force-logits: applies to logits only" in capsys.readouterr().err
 
@@ -420,11 +420,11 @@ def test_NL20_labels_path_with_array(tmp_path):
 
 def test_NL22_masked_logit_notes_not_contradictory():
     Z = np.array([[0.0, -np.inf, 1.0], [2.0, 0.5, -1.0], [0.1, 0.2, 0.3]])
-    report = cn.evaluate(Z, labels=[1, 0, 2], kind="logits", **_fast())
+    report = cn.evaluate(cn.as_predictions(Z, [1, 0, 2], kind="logits"), **_fast())
     assert report.scores["log"] == np.inf
     assert not any("stays finite" in n for n in report.notes)
     assert any("log loss is infinite: sample 0 has logit -inf" in n for n in report.notes)
-    finite = cn.evaluate(Z, labels=[0, 0, 2], kind="logits", **_fast())
+    finite = cn.evaluate(cn.as_predictions(Z, [0, 0, 2], kind="logits"), **_fast())
     assert any("stays finite" in n for n in finite.notes)
 
 

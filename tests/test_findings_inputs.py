@@ -102,7 +102,7 @@ def test_H3_logits_flag_on_probabilities_is_refused_unless_forced(tmp_path):
     with pytest.raises(ValueError, match="look like probabilities, not logits.*--force-logits"):
         load_predictions(tmp_path / "probs.npy", labels=tmp_path / "labels.npy", kind="logits")
     with pytest.raises(ValueError, match="look like probabilities"):
-        cn.evaluate(P, labels=y, kind="logits")
+        cn.evaluate(cn.as_predictions(P, y, kind="logits"))
     assert main(["evaluate", str(tmp_path / "probs.npy"), "--labels",
                  str(tmp_path / "labels.npy"), "--logits"]) == 2
     forced = load_predictions(tmp_path / "probs.npy", labels=tmp_path / "labels.npy",
@@ -179,8 +179,8 @@ def test_M3_string_labels_through_column_names_or_classes(tmp_path):
         load_predictions(tmp_path / "labels_str.npz")
     assert load_predictions(tmp_path / "labels_str.npz",
                             classes=["a", "b"]).labels.tolist() == [1, 0]
-    assert cn.evaluate(np.array([[0.3, 0.7], [0.6, 0.4]]), labels=["b", "a"],
-                       classes=["a", "b"], n_bins=[2]).accuracy == 1.0
+    assert cn.evaluate(cn.as_predictions(np.array([[0.3, 0.7], [0.6, 0.4]]), ["b", "a"],
+                                         classes=["a", "b"]), n_bins=[2]).accuracy == 1.0
     (tmp_path / "bool_labels.csv").write_text("label,p\nTrue,0.9\nFalse,0.2\n")
     assert load_predictions(tmp_path / "bool_labels.csv").labels.tolist() == [1, 0]
 
@@ -221,7 +221,7 @@ def test_M5_binary_n1_probabilities_and_1d_logits(tmp_path):
     for logits in (z, z[:, None]):
         pred = Predictions.from_arrays([0, 1], logits=logits)
         np.testing.assert_allclose(pred.probs[:, 1], 1 / (1 + np.exp(-z)), rtol=1e-14)
-    report = cn.evaluate(z, labels=[0, 1], kind="logits", n_bins=[2])
+    report = cn.evaluate(cn.as_predictions(z, [0, 1], kind="logits"), n_bins=[2])
     assert report.n_classes == 2
 
 
@@ -407,7 +407,7 @@ def test_H2_the_report_on_renormalized_input_matches_the_definition(tmp_path):
     rows (the finding's wrong number came from softmax on probabilities)."""
     y, P = _calibrated(400)
     path = _write_csv(tmp_path / "r.csv", ["label", "p0", "p1", "p2"], y, P, fmt="{:.2f}")
-    report = cn.evaluate(path, renormalize=True, n_bins=[15])
+    report = cn.evaluate(cn.as_predictions(path, renormalize=True), n_bins=[15])
     R = np.round(P, 2)
     R = R / R.sum(axis=1, keepdims=True)
     row = next(r for r in report.rows

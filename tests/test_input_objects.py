@@ -442,7 +442,7 @@ def test_classifier_arguments_are_checked():
     with pytest.raises(ValueError, match=r"^X: applies to a fitted classifier"):
         cn.evaluate(model.predict_proba(X), X=X, labels=y)
     with pytest.raises(ValueError, match=r"^kind: does not apply to a classifier"):
-        cn.evaluate(model, X=X, labels=y, kind="logits")
+        cn.evaluate(cn.as_predictions(model, y, X=X, kind="logits"))
     with pytest.raises(ValueError, match=r"^labels: label '7' at index 0 is not one of"):
         cn.evaluate(_fitted([3, 5])[0], X=X, labels=np.full(len(y), 7))
 

@@ -214,8 +214,8 @@ def test_report_without_a_mapping_has_none(tmp_path):
     assert "labels -> classes" not in report.format_table()
     # arrays with classes= get the mapping too
     names = np.array(["a", "b", "c"])[y]
-    report = cn.evaluate(P, labels=names, classes=["a", "b", "c"], n_bins=[3], utility=False,
-                         significance=False)
+    report = cn.evaluate(cn.as_predictions(P, names, classes=["a", "b", "c"]), n_bins=[3],
+                         utility=False, significance=False)
     assert report.label_mapping == {"a": 0, "b": 1, "c": 2}
     assert "labels -> classes: 'a' -> 0, 'b' -> 1, 'c' -> 2" in report.format_table()
 
@@ -224,7 +224,7 @@ def test_many_labels_are_shortened_in_the_table_only():
     k = 30
     P = np.full((k, k), 1.0 / k)
     names = [f"c{j:02d}x" for j in range(k)]
-    report = cn.evaluate(P, labels=names, classes=names, n_bins=[2], utility=False,
+    report = cn.evaluate(cn.as_predictions(P, names, classes=names), n_bins=[2], utility=False,
                          significance=False, smooth_ece=False)
     line = next(t for t in report.format_table().splitlines() if t.startswith("labels ->"))
     assert "'c19x' -> 19" in line and "'c20x'" not in line and "30 labels in all" in line
@@ -379,6 +379,9 @@ def test_evaluate_progress_bar(monkeypatch, capsys):
     assert capsys.readouterr().err == ""
     assert P.size < evaluation.PROGRESS_ENTRIES
     monkeypatch.setattr(evaluation, "PROGRESS_ENTRIES", 600)   # as if the input were large
+    cn.evaluate(P, **kwargs)                 # ... but standard error is not a terminal
+    assert capsys.readouterr().err == ""
+    monkeypatch.setattr(evaluation, "_stderr_is_terminal", lambda: True)
     cn.evaluate(P, **kwargs)
     assert "calnotes evaluate" in capsys.readouterr().err
     cn.evaluate(P, progress=False, **kwargs)
@@ -395,6 +398,7 @@ def test_cli_evaluate_shows_the_progress_bar_on_large_inputs(tmp_path, monkeypat
     small = capsys.readouterr()
     assert "calnotes evaluate" not in small.err and "l2-QECE" in small.out
     monkeypatch.setattr(evaluation, "PROGRESS_ENTRIES", 300)
+    monkeypatch.setattr(evaluation, "_stderr_is_terminal", lambda: True)
     assert cli.main(argv) == 0
     large = capsys.readouterr()
     assert "calnotes evaluate" in large.err and "l2-QECE" in large.out

@@ -216,9 +216,9 @@ def test_options_that_do_not_apply_out_of_core(tmp_path):
     P, y = tied_problem(n=60, k=3)
     x = da.from_array(P, chunks=(20, -1))
     with pytest.raises(ValueError, match="kind: logits are not supported out of core"):
-        evaluate(x, labels=y, kind="logits")
+        evaluate(evaluation.as_predictions(x, y, kind="logits"))
     with pytest.raises(ValueError, match="renormalize: a loader option"):
-        evaluate(x, labels=y, renormalize=True)
+        evaluate(evaluation.as_predictions(x, y, renormalize=True))
     with pytest.raises(TypeError, match="out_of_core .*expected True, False or None"):
         evaluate(x, labels=y, out_of_core="yes")
     csv = tmp_path / "p.csv"

@@ -159,6 +159,10 @@ class Predictions:
         DataFrame's or a Parquet/Feather file's columns; one name for a binary ``P(y = 1)``
         column); ``None`` for arrays, whose classes are the columns in order.  Reported by
         :func:`calnotes.evaluate` (``EvaluationReport.class_columns``).
+    input_sha256, labels_sha256 : str or None
+        SHA-256 of the predictions file and of a separate labels file, of the bytes that were
+        loaded, when :func:`calnotes.as_predictions` read them (``None`` otherwise).
+        Reported by :func:`calnotes.evaluate`.
     """
 
     labels: np.ndarray
@@ -168,6 +172,8 @@ class Predictions:
     notes: tuple = ()
     label_mapping: dict | None = None
     class_columns: tuple | None = None
+    input_sha256: str | None = None
+    labels_sha256: str | None = None
 
     @property
     def n_samples(self) -> int:
