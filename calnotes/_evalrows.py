@@ -8,6 +8,8 @@ and passed down as arrays; nothing here validates or sorts again.  See
 
 from __future__ import annotations
 
+import contextlib
+
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -269,22 +271,28 @@ class NullSampler:
     def outcomes(self, u: np.ndarray) -> np.ndarray:
         """The outcomes of ``u.shape[1]`` replications from uniforms ``u`` (shape ``(n, R)``,
         canonical row order): labels ``(n, R)`` (class-wise) or indicators (one column)."""
-        u = u[self.rank]                                        # uniforms of the input rows
+        # the uniforms of the input rows are gathered block by block (u[rank[a:b]]): no
+        # second (n, R) copy, and every temporary of the draws is of one block's size
+        rank = self.rank
         if self.c == 1:
-            return u < self.X[:, :1]
-        if self.c <= 16:
-            labels = draw_categorical(np.cumsum(self.X, axis=1), u.T).T
-            self._locate(labels)
-            return labels
+            return u[rank] < self.X[:, :1]
         labels = np.empty(u.shape, dtype=np.int32 if self.c < 2 ** 31 else np.int64)
         R = u.shape[1]
+        if self.c <= 16:
+            block = max(1, (1 << 18) // R)
+            for a in range(0, self.n, block):
+                b = min(self.n, a + block)
+                labels[a:b] = draw_categorical(np.cumsum(self.X[a:b], axis=1),
+                                               u[rank[a:b]].T).T
+            self._locate(labels)
+            return labels
         block = max(1, (1 << 16) // (self.c + R))      # a block's arrays stay in cache
 
         def run(lo, hi):            # rows lo..hi, in blocks
             for a in range(lo, hi, block):
                 b = min(hi, a + block)
                 cdf = np.cumsum(self.X[a:b], axis=1)           # row by row, as draw_categorical
-                labels[a:b] = inverse_cdf_rows(cdf, u[a:b] * cdf[:, -1:])
+                labels[a:b] = inverse_cdf_rows(cdf, u[rank[a:b]] * cdf[:, -1:])
 
         parallel_ranges(run, self.n, cost=self.c + R)
         np.minimum(labels, self.c - 1, out=labels)
@@ -328,6 +336,14 @@ class NullSampler:
         return out
 
 
+def _part(progress, name: str):
+    """``progress.part(name)`` (the report's clock: :class:`calnotes.evaluation._Work`) where
+    the caller passed one, else nothing: the time of references, p-values and intervals is then
+    reported per part."""
+    part = getattr(progress, "part", None)
+    return part(name) if part is not None else contextlib.nullcontext()
+
+
 def binned_rows(y, P, probs_list: list, bins, ties, *, references=True, draws=0,
                 bootstrap=0, rng=None, workers=None, progress=None,
                 budget: float = EXACT_L1_BUDGET):
@@ -365,12 +381,14 @@ def binned_rows(y, P, probs_list: list, bins, ties, *, references=True, draws=0,
                     pmf_cache[id(plan)] = _single_pmfs(prob.sc, plan)
                 pmfs = pmf_cache[id(plan)]
             if references:
-                ref, method = reference(prob, plan, name, pmfs, budget)
+                with _part(progress, "references"):
+                    ref, method = reference(prob, plan, name, pmfs, budget)
                 row["calibrated_reference"], row["reference_method"] = ref, method
             if draws:
                 if exact_ok:
-                    lo, hi = exact_tail_bounds(plan.sum_prob[0], pmfs, value,
-                                               MEASURES[name][0], n)
+                    with _part(progress, "p_values"):
+                        lo, hi = exact_tail_bounds(plan.sum_prob[0], pmfs, value,
+                                                   MEASURES[name][0], n)
                     row.update(p_value=hi, p_value_method="exact", p_value_lower=lo)
                 else:
                     mc_specs.append((row, plan, name))
@@ -381,7 +399,8 @@ def binned_rows(y, P, probs_list: list, bins, ties, *, references=True, draws=0,
         if mc_specs or bootstrap:
             canon = canonical_order(prob.X, prob.outcome_key())
         if mc_specs:
-            _monte_carlo(prob, mc_specs, ties, draws, rng, workers, canon)
+            with _part(progress, "p_values"):
+                _monte_carlo(prob, mc_specs, ties, draws, rng, workers, canon)
         if bootstrap:
             if single or n * prob.sc.c * bootstrap <= CLASSWISE_BOOTSTRAP_BUDGET:
                 mine = [r for r in rows if r["aggregation"] == prob.aggregation
@@ -393,7 +412,8 @@ def binned_rows(y, P, probs_list: list, bins, ties, *, references=True, draws=0,
                                         " its coverage is measured (calnotes.coverage)")
                 mine = [r for r in mine if "ci_note" not in r]
                 if mine:
-                    _bootstrap(prob, mine, ties, bootstrap, rng, canon, workers)
+                    with _part(progress, "intervals"):
+                        _bootstrap(prob, mine, ties, bootstrap, rng, canon, workers)
             else:
                 notes.append(f"bootstrap intervals of the {prob.aggregation} rows skipped:"
                              f" n x k x B = {n * prob.sc.c * bootstrap:.2g} exceeds"
@@ -439,7 +459,11 @@ def _monte_carlo(prob: Problem, specs, ties, draws: int, rng, workers: int, cano
     # except where tie groups straddle a boundary: their per-slice work is Python-bound
     # (grouped by shape), and more slices cost more than the threads win
     tied = any(plan.has_groups for plan, _ in by_plan)
-    per = nb if tied else max(1, min(nb, -(-min(chunk, draws) // workers)))
+    # memory: a slice holds about eight int64 arrays of n x per entries, and every worker
+    # holds one at a time, so the workers share the batch budget (the chunk, hence every
+    # number, is still set by nb)
+    mem = int(max(1, min(nb, _BATCH_BUDGET // max(1, workers) // max(1, n + c * width))))
+    per = mem if tied else max(1, min(mem, -(-min(chunk, draws) // workers)))
     parts = []
     pool = ThreadPoolExecutor(max_workers=workers) if workers > 1 else None
     try:

@@ -145,10 +145,10 @@ _LEGEND_BRIER = ("Brier = sum over the classes of (p_r - 1[y = r])^2; for k = 2 
 TIMED_PARTS = {
     "loading": "reading and validating the input (calnotes.as_predictions)",
     "scores": "accuracy, confidences and the proper scores",
-    "binned_rows": "binned values, calibrated references, p-values and intervals",
-    "references": "calibrated references (when the binned rows time them apart)",
-    "p_values": "p-values under the calibrated null (when the binned rows time them apart)",
-    "intervals": "bootstrap intervals (when the binned rows time them apart)",
+    "binned_rows": "binned values and what the next three parts do not cover",
+    "references": "calibrated references of the binned rows",
+    "p_values": "p-values under the calibrated null (exact brackets and Monte Carlo)",
+    "intervals": "bootstrap intervals",
     "smooth_ece": "SmoothECE rows",
     "utility": "utility calibration",
     "writing": "report files and figures (EvaluationReport.write; not in its report.json)",
@@ -1017,7 +1017,12 @@ def _evaluate_in_memory(pred: Predictions, request: _Request, work: "_Work", *,
         conf, top, correct = confidence_scores(y, P)
         scores = _scores(pred, y, P, notes)
     with work.part("binned_rows"):
-        rows, more = _binned_part(y, P, top, correct, conf, aggregations, bins, request, work)
+        rows, more, probs = _binned_part(y, P, top, correct, conf, aggregations, bins, request,
+                                         work)
+    # the class-wise problem's sorted columns (P's columns, ascending): U_CWE reuses them
+    presorted = next((prob.sc.values for prob in probs
+                      if prob.aggregation == "classwise" and prob.sc.c == k), None)
+    del probs
     notes += more
     if request.smooth_ece:
         with work.part("smooth_ece", units=units["smooth_ece"]):
@@ -1029,7 +1034,9 @@ def _evaluate_in_memory(pred: Predictions, request: _Request, work: "_Work", *,
     utility_part, ecdfs = None, None
     if request.utility:
         with work.part("utility", units=units["utility"]):
-            utility_part, ecdfs = _utility_part(y, P, *request.utility_plan, notes)
+            utility_part, ecdfs = _utility_part(y, P, *request.utility_plan, notes,
+                                                presorted=presorted)
+    del presorted
     notes += _closing_notes(rows, request.ties)
     report = EvaluationReport(
         source=pred.source, n_samples=n, n_classes=k, accuracy=float(correct.mean()),
@@ -1048,18 +1055,19 @@ def _evaluate_in_memory(pred: Predictions, request: _Request, work: "_Work", *,
 
 def _binned_part(y, P, top, correct, conf, aggregations, bins, request: _Request,
                  work: "_Work"):
-    """Every binned row (value, reference, p-value, interval): ``(rows, notes)``."""
+    """Every binned row (value, reference, p-value, interval): ``(rows, notes, problems)``."""
     significance = request.significance
     probs = _evalrows.problems(y, P, top, correct, conf, aggregations)
     for prob in probs:
         prob.prepare(None)
         work.update(1)
-    return _evalrows.binned_rows(
+    rows, notes = _evalrows.binned_rows(
         y, P, probs, bins, request.ties, references=request.references,
         draws=request.draws if significance else 0,
         bootstrap=request.bootstrap if significance else 0,
         rng=_significance_rng(request.rng) if significance else None, progress=work,
         budget=EXACT_L1_BUDGET)
+    return rows, notes, probs
 
 
 def _closing_notes(rows: list, ties: str) -> list:

@@ -228,8 +228,8 @@ def test_timings_present_and_within_the_wall_time(fitted, tmp_path):
     report = cn.evaluate(P, labels=y, out=tmp_path / "r", **OPTIONS)
     wall = time.perf_counter() - started
     t = report.timings
-    assert list(t) == ["loading", "scores", "binned_rows", "smooth_ece", "utility", "writing",
-                       "total"]
+    assert list(t) == ["loading", "scores", "binned_rows", "references", "p_values", "intervals",
+                       "smooth_ece", "utility", "writing", "total"]
     assert set(t) <= set(evaluation.TIMED_PARTS)
     assert all(seconds >= 0 for seconds in t.values())
     parts = sum(seconds for name, seconds in t.items() if name != "total")
@@ -269,6 +269,7 @@ def test_cli_prints_the_timings(tmp_path, fitted, capsys):
     out = capsys.readouterr().out
     lines = out.split("timings (seconds; the parts do not overlap)\n")[1].splitlines()
     assert [line.split()[0] for line in lines] == ["loading", "scores", "binned_rows",
+                                                   "references", "p_values", "intervals",
                                                    "smooth_ece", "total"]
     assert cli.main(argv) == 0
     assert "timings (seconds" not in capsys.readouterr().out
