@@ -1,7 +1,7 @@
-"""Plots of calibration: reliability diagrams, with consistency bands; CORP curves.
+"""Plots of calibration (reliability diagrams, consistency bands, CORP) and the book's style.
 
-Every function takes ``ax=None`` (a new figure is made when it is ``None``) and returns the
-matplotlib Axes it drew on, so figures compose: draw two predictors on one Axes, or one per
+Every drawing function takes ``ax=None`` (a new figure is made when it is ``None``) and returns
+the matplotlib Axes it drew on, so figures compose: draw two predictors on one Axes, or one per
 panel of ``plt.subplots``.  matplotlib is imported inside the functions, so importing
 :mod:`calnotes` never loads it.
 
@@ -9,6 +9,15 @@ The numbers behind each plot come from the library (here :func:`calnotes.reliabi
 :func:`calnotes.reliability.consistency_bands` and :func:`calnotes.reliability.corp`), with the
 bin convention of :mod:`calnotes.binning`: a reliability diagram and the binned ECE computed
 with the same ``n_bins`` and ``binning`` use the same bins.
+
+The book's figure style is defined here, once: the colour-blind-safe palette of Okabe & Ito
+(:data:`PALETTE`) with line styles (:data:`LINESTYLES`) and markers (:data:`MARKERS`) as a
+second cue, figures at the width of the book's text column (:data:`COLUMN_WIDTH_IN`, shown at
+about :data:`DISPLAY_WIDTH_PX` pixels) with 9-10 pt text, and legends off the data
+(:func:`legend_below`, :func:`legend_in_axes`).  :func:`use_book_style` applies it; it also makes
+every figure that IPython displays carry, in its PNG, the size of its smallest text in pixels
+(:data:`PNG_MIN_FONT_KEY`, :func:`min_font_px`), which the book's browser check compares with
+the size the figure is shown at.
 """
 
 from __future__ import annotations
@@ -22,7 +31,39 @@ from .measures import reliability_stats
 from .reliability import consistency_bands, corp
 
 __all__ = ["reliability_diagram", "reliability_panels", "calibration_sharpness_diagram",
-           "corp_diagram", "classwise_reliability"]
+           "corp_diagram", "classwise_reliability", "use_book_style", "new_figure",
+           "legend_below", "legend_in_axes", "label", "min_font_px", "displayed_font_px",
+           "save_figure",
+           "PALETTE", "LINESTYLES", "MARKERS", "COLUMN_WIDTH_IN", "DISPLAY_WIDTH_PX",
+           "MIN_FONT_PX", "PNG_MIN_FONT_KEY"]
+
+# ------------------------------------------------------------------------------ the book's style
+#: Okabe & Ito's colour-blind-safe palette (blue, orange, bluish green, vermillion, reddish
+#: purple, sky blue, black, yellow), in the order the figures use it.  Yellow comes last: it is
+#: faint on white.
+PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000",
+           "#F0E442")
+#: Line styles cycled with :data:`PALETTE` (the second cue for readers who cannot tell the
+#: colours apart, and for print in grey).
+#: The plain ``"--"`` is kept for reference lines (the diagonal of perfect calibration).
+LINESTYLES = ("-", (0, (6, 2)), "-.", ":", (0, (3, 1, 1, 1, 1, 1)), (0, (1, 1)),
+              (0, (8, 2, 1, 2)), (0, (4, 1, 1, 1)))
+#: Markers cycled with :data:`PALETTE` where points are drawn.
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+#: Colour of reference lines (the diagonal of perfect calibration, zero lines).
+REFERENCE_GREY = "0.45"
+#: Width of the book's text column in inches: figures are drawn at most this wide.
+COLUMN_WIDTH_IN = 7.0
+#: Width of the text column in CSS pixels (the book's theme at a 1280 px wide window).
+DISPLAY_WIDTH_PX = 688
+#: The smallest text size, in CSS pixels at the displayed size, that the book accepts.
+MIN_FONT_PX = 9.0
+#: Resolution of the book's figures (dots per inch): a 7 in figure is 1050 px wide, shown at
+#: 688 px, so a 9 pt label is shown 12.3 px high.
+BOOK_DPI = 150
+#: PNG text key holding the smallest text size of a figure, in pixels of the saved image.
+PNG_MIN_FONT_KEY = "calnotes:min_font_px"
+_PAD_INCHES = 0.1       # matplotlib's savefig pad_inches, used with bbox_inches="tight"
 
 _DIAGONAL_GID = "calnotes-diagonal"
 _HIST_GID = "calnotes-histogram-axes"
@@ -31,9 +72,367 @@ _BAND_GID = "calnotes-sharpness-band"
 _CURVE_GID = "calnotes-calibration-curve"
 _CONSISTENCY_GID = "calnotes-consistency-band"
 _CORP_GID = "calnotes-corp-curve"
+_RELIABILITY_GID = "calnotes-reliability-curve"
 #: Level of the consistency bands drawn by :func:`reliability_diagram`.
 BAND_LEVEL = 0.9
 _BAND_STYLE = {"alpha": 0.3, "linewidth": 6}
+
+
+def _cue(i):
+    """Colour, line style and marker number ``i`` of the book's cycle."""
+    return PALETTE[i % len(PALETTE)], LINESTYLES[i % len(LINESTYLES)], MARKERS[i % len(MARKERS)]
+
+
+def _book_rc():
+    from cycler import cycler
+
+    return {
+        "figure.figsize": (COLUMN_WIDTH_IN, 3.2),
+        "figure.dpi": BOOK_DPI,
+        "figure.constrained_layout.use": True,
+        "savefig.dpi": "figure",
+        "font.size": 10,
+        "axes.titlesize": 10,
+        "axes.labelsize": 10,
+        "xtick.labelsize": 9,
+        "ytick.labelsize": 9,
+        "legend.fontsize": 9,
+        "legend.title_fontsize": 9,
+        "figure.titlesize": 11,
+        "legend.frameon": True,
+        "legend.framealpha": 0.92,
+        "legend.edgecolor": "0.8",
+        "axes.prop_cycle": cycler(color=list(PALETTE)) + cycler(linestyle=list(LINESTYLES)),
+        "image.cmap": "cividis",
+        "lines.linewidth": 1.6,
+    }
+
+
+def _png_with_font_size(fig, base64=True):
+    """The PNG of ``fig`` as IPython shows it, carrying :data:`PNG_MIN_FONT_KEY`."""
+    from IPython.core.pylabtools import print_figure
+
+    return print_figure(fig, "png", bbox_inches="tight", base64=base64,
+                        metadata={PNG_MIN_FONT_KEY: f"{min_font_px(fig):.2f}"})
+
+
+def use_book_style():
+    """Apply the book's figure style, and label displayed figures with their smallest text.
+
+    Sets matplotlib's ``rcParams``: :data:`PALETTE` cycled together with :data:`LINESTYLES`,
+    figures :data:`COLUMN_WIDTH_IN` inches wide at :data:`BOOK_DPI` dpi with constrained
+    layout, 10 pt labels and 9 pt ticks and legends, framed legends.  In IPython (a chapter's
+    kernel), it also replaces the PNG formatter of matplotlib figures by one that writes
+    :func:`min_font_px` into the PNG under the text key :data:`PNG_MIN_FONT_KEY`, so the
+    browser check can tell how large the smallest text is shown.  Calling it again does no harm.
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> with matplotlib.rc_context():        # here only: leave the global style as it was
+    ...     use_book_style()
+    ...     print(matplotlib.rcParams["axes.prop_cycle"].by_key()["color"][:2])
+    ['#0072B2', '#E69F00']
+    """
+    import matplotlib
+
+    matplotlib.rcParams.update(_book_rc())
+    _install_png_formatter()
+
+
+def _install_png_formatter():
+    """In IPython, display matplotlib figures as PNGs carrying :data:`PNG_MIN_FONT_KEY`.
+
+    Does nothing outside IPython.  The inline backend registers its own PNG formatter when its
+    module is first loaded, so the backend is loaded first and ours replaces it afterwards.
+    """
+    try:
+        from IPython import get_ipython
+    except ImportError:                                   # pragma: no cover - IPython optional
+        return
+    shell = get_ipython()
+    if shell is None:
+        return
+    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
+
+    plt._get_backend_mod()          # load the backend now: its formatter must not replace ours
+    shell.display_formatter.formatters["image/png"].for_type(Figure, _png_with_font_size)
+
+
+def new_figure(nrows: int = 1, ncols: int = 1, *, height=None, width=None, **subplots):
+    """A figure for the book: column wide, one row of at most three panels per ``nrows``.
+
+    Applies :func:`use_book_style`, then ``plt.subplots(nrows, ncols, figsize=(width,
+    height), layout="constrained", **subplots)``.
+
+    Parameters
+    ----------
+    nrows, ncols : int, default 1
+        Grid of panels; ``ncols`` at most 3, so that each panel keeps legible text.
+    height : float, optional
+        Height in inches (default ``2.6 * nrows + 0.4``, or ``width / ncols * nrows`` when
+        the panels are squares: pass ``height`` then).
+    width : float, optional
+        Width in inches, at most :data:`COLUMN_WIDTH_IN` (the default).
+    **subplots
+        Passed to ``plt.subplots`` (``sharex``, ``sharey``, ``squeeze``, ...).
+
+    Returns
+    -------
+    (matplotlib.figure.Figure, Axes or array of Axes)
+
+    Examples
+    --------
+    >>> import matplotlib, matplotlib.pyplot as plt
+    >>> with matplotlib.rc_context():        # new_figure applies the book style
+    ...     fig, axes = new_figure(1, 2)
+    >>> fig.get_size_inches().tolist(), len(axes)
+    ([7.0, 3.0], 2)
+    >>> plt.close(fig)
+    """
+    for name, value in (("nrows", nrows), ("ncols", ncols)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+            raise ValueError(f"{name}: expected a positive integer, got {value!r}")
+    if ncols > 3:
+        raise ValueError(f"ncols: at most 3 panels per row keep their text legible in the"
+                         f" column, got {ncols}; use more rows")
+    width = COLUMN_WIDTH_IN if width is None else float(width)
+    if not 0 < width <= COLUMN_WIDTH_IN:
+        raise ValueError(f"width: expected inches in (0, {COLUMN_WIDTH_IN}], got {width!r}")
+    height = 2.6 * nrows + 0.4 if height is None else float(height)
+    if not height > 0:
+        raise ValueError(f"height: expected a positive number of inches, got {height!r}")
+    use_book_style()
+    import matplotlib.pyplot as plt
+
+    return plt.subplots(nrows, ncols, figsize=(width, height), layout="constrained",
+                        **subplots)
+
+
+def label(name, names=None):
+    """The reader's name of a code name in matplotlib's math (``"f2.l1_conf"``: f₂, ℓ₁-QECE).
+
+    :func:`calnotes.tables.math_name` with ``$`` delimiters (matplotlib mathtext) instead of
+    ``\\(`` and ``\\)`` (MathJax), for titles, axis labels and legend entries.
+
+    Examples
+    --------
+    >>> print(label("f2.l1_conf"))
+    $f_2$, $\\ell_1$-QECE, confidence
+    """
+    from .tables import math_name
+
+    shown = math_name(name, names)
+    return shown.replace("\\(", "$").replace("\\)", "$") if isinstance(shown, str) else shown
+
+
+def _unique_handles(axes):
+    handles, labels = [], []
+    for ax in axes:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            if label not in labels:
+                handles.append(handle)
+                labels.append(label)
+    return handles, labels
+
+
+def legend_below(fig, axes=None, *, ncols=None, handles=None, labels=None, **kwargs):
+    """One legend for the whole figure, below its panels (never on the data).
+
+    Collects the labelled artists of ``axes`` (default: every Axes of ``fig``), one entry per
+    distinct label, removes the Axes' own legends and draws ``fig.legend(...,
+    loc="outside lower center")``; constrained layout makes room for it.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        A figure with constrained layout (as made by :func:`new_figure`).
+    axes : sequence of Axes, optional
+        Where to collect the entries (default ``fig.axes``).
+    ncols : int, optional
+        Columns of the legend (default: up to 3 entries side by side).
+    handles, labels : sequence, optional
+        The entries, instead of collecting them.
+    **kwargs
+        Passed to ``fig.legend``.
+
+    Returns
+    -------
+    matplotlib.legend.Legend
+
+    Examples
+    --------
+    >>> import matplotlib, matplotlib.pyplot as plt
+    >>> with matplotlib.rc_context():        # new_figure applies the book style
+    ...     fig, axes = new_figure(1, 2)
+    >>> for a in axes:
+    ...     _ = a.plot([0, 1], [0, 1], label="diagonal")
+    >>> legend = legend_below(fig)
+    >>> [t.get_text() for t in legend.get_texts()]
+    ['diagonal']
+    >>> plt.close(fig)
+    """
+    axes = list(fig.axes if axes is None else np.ravel(axes))
+    if handles is None:
+        handles, labels = _unique_handles(axes)
+    elif labels is None:
+        labels = [h.get_label() for h in handles]
+    for ax in axes:
+        if ax.get_legend() is not None:
+            ax.get_legend().remove()
+    if ncols is None:
+        ncols = min(3, max(1, len(handles)))
+    return fig.legend(handles, labels, loc="outside lower center", ncols=ncols, **kwargs)
+
+
+def _legend_above(ax, ncols=1):
+    """The legend of ``ax`` above its panel (constrained layout makes room for it)."""
+    return ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.02), borderaxespad=0,
+                     ncols=ncols, frameon=False, fontsize=9)
+
+
+def legend_in_axes(ax, handles, labels=None, **kwargs):
+    """A legend filling a spare panel ``ax`` (its axis switched off), e.g. the 6th of a 2x3 grid.
+
+    Examples
+    --------
+    >>> import matplotlib, matplotlib.pyplot as plt
+    >>> with matplotlib.rc_context():        # new_figure applies the book style
+    ...     fig, axes = new_figure(1, 2)
+    >>> (line,) = axes[0].plot([0, 1], label="a line")
+    >>> legend_in_axes(axes[1], [line]).get_texts()[0].get_text()
+    'a line'
+    >>> plt.close(fig)
+    """
+    if labels is None:
+        labels = [h.get_label() for h in handles]
+    ax.set_axis_off()
+    return ax.legend(handles, labels, loc="center", frameon=False, **kwargs)
+
+
+def min_font_px(fig, *, dpi=None):
+    """Size of the smallest visible text of ``fig``, in pixels of its saved image.
+
+    ``min(fontsize) * dpi / 72`` over the drawn, non-empty Text artists (titles, axis labels,
+    tick labels, legend entries, annotations).  The figure is drawn first, so tick labels exist.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+    dpi : float, optional
+        Resolution of the saved image (default ``fig.dpi``, which IPython's inline display uses).
+
+    Returns
+    -------
+    float
+        Pixels; ``inf`` for a figure without text.
+
+    Examples
+    --------
+    >>> from matplotlib.figure import Figure
+    >>> fig = Figure(figsize=(4, 3), dpi=100)
+    >>> ax = fig.subplots()
+    >>> _ = ax.set_xlabel("x", fontsize=7.2)
+    >>> round(min_font_px(fig), 2)
+    10.0
+    """
+    dpi = fig.dpi if dpi is None else float(dpi)
+    sizes = _AggView(fig).sizes
+    return min(sizes) * dpi / 72 if sizes else float("inf")
+
+
+class _AggView:
+    """Draw ``fig`` with an Agg renderer and record the size of every text actually drawn."""
+
+    def __init__(self, fig):
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+        old = fig.canvas
+        canvas = old if isinstance(old, FigureCanvasAgg) else FigureCanvasAgg(fig)
+        renderer = canvas.get_renderer()
+        sizes = []
+        draw_text = renderer.draw_text
+
+        def recording(gc, x, y, s, prop, angle, ismath=False, mtext=None):
+            if str(s).strip():
+                sizes.append(prop.get_size_in_points())
+            return draw_text(gc, x, y, s, prop, angle, ismath=ismath, mtext=mtext)
+
+        renderer.draw_text = recording
+        try:
+            fig.draw(renderer)
+            self.tight_inches = fig.get_tightbbox(renderer)
+        finally:
+            del renderer.draw_text
+            if canvas is not old:
+                fig.set_canvas(old)
+        self.sizes = sizes
+
+
+def displayed_font_px(fig, display_width_px: float = DISPLAY_WIDTH_PX):
+    """Size of the smallest text of ``fig`` in CSS pixels when it is shown in the book's column.
+
+    The inline display saves ``fig`` at ``fig.dpi`` with ``bbox_inches="tight"``; a browser
+    shows that image at its natural width, or shrunk to ``display_width_px`` when wider.  So
+    the smallest text is shown ``min_font_px(fig) * min(1, display_width_px / natural_width)``
+    pixels high.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+    display_width_px : float, default :data:`DISPLAY_WIDTH_PX`
+        Width of the text column in CSS pixels.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> from matplotlib.figure import Figure
+    >>> fig = Figure(figsize=(14, 4), dpi=100)     # twice the column: the text is shrunk
+    >>> _ = fig.subplots().set_title("title", fontsize=10)
+    >>> round(min_font_px(fig), 1), bool(displayed_font_px(fig) < MIN_FONT_PX)
+    (13.9, True)
+    """
+    view = _AggView(fig)
+    if not view.sizes:
+        return float("inf")
+    natural = (view.tight_inches.width + 2 * _PAD_INCHES) * fig.dpi
+    return min(view.sizes) * fig.dpi / 72 * min(1.0, display_width_px / natural)
+
+
+def save_figure(fig, path, *, dpi=None):
+    """``fig.savefig(path, bbox_inches="tight")`` with :data:`PNG_MIN_FONT_KEY` in the PNG.
+
+    ``fig`` is a matplotlib Figure; any other object is only asked to ``savefig(path, dpi=dpi)``
+    (there is no text to measure).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from matplotlib.figure import Figure
+    >>> from PIL import Image
+    >>> fig = Figure(figsize=(3, 2), dpi=100)
+    >>> _ = fig.subplots().set_xlabel("x", fontsize=9)
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "f.png"
+    >>> save_figure(fig, path)
+    >>> Image.open(path).text[PNG_MIN_FONT_KEY]
+    '12.50'
+    """
+    from matplotlib.figure import Figure
+
+    if not isinstance(fig, Figure):         # a stand-in with its own savefig: no text to measure
+        fig.savefig(path, dpi=dpi)
+        return
+    dpi = fig.dpi if dpi is None else float(dpi)
+    fig.savefig(path, dpi=dpi, bbox_inches="tight",
+                metadata={PNG_MIN_FONT_KEY: f"{min_font_px(fig, dpi=dpi):.2f}"})
 
 
 def _histogram_axes(ax):
@@ -126,23 +525,33 @@ def reliability_diagram(y_true, y_prob, n_bins: int = 15, *, binning: str = "wid
     p = np.asarray(y_prob, dtype=np.float64)
 
     import matplotlib.pyplot as plt  # lazily: importing calnotes must not load matplotlib
+    _install_png_formatter()      # shown in IPython: the PNG says its smallest text size
 
-    if ax is None:
-        _, ax = plt.subplots(figsize=(5, 4.5), layout="constrained")
+    made_here = ax is None
+    if made_here:
+        _, ax = plt.subplots(figsize=(4.6, 4.6), layout="constrained")
 
     if not any(line.get_gid() == _DIAGONAL_GID for line in ax.get_lines()):
-        ax.plot([0, 1], [0, 1], linestyle="--", color="0.55", linewidth=1, gid=_DIAGONAL_GID,
-                label="_perfect calibration")
+        ax.plot([0, 1], [0, 1], linestyle="--", color=REFERENCE_GREY, linewidth=1,
+                gid=_DIAGONAL_GID, label="_perfect calibration")
 
+    # the i-th predictor on these Axes: colour, line style and marker i of the book's cycle
+    i = sum(line.get_gid() == _RELIABILITY_GID for line in ax.get_lines())
+    color, style, marker = _cue(i)
     keep = stats["count"] > 0
-    (line,) = ax.plot(stats["mean_prob"][keep], stats["mean_outcome"][keep], marker="o",
-                      markersize=4, linewidth=1.5, label=label if label is not None else "_nolegend_")
+    (line,) = ax.plot(stats["mean_prob"][keep], stats["mean_outcome"][keep], marker=marker,
+                      markersize=4.5, linewidth=1.5, color=color, linestyle=style,
+                      gid=_RELIABILITY_GID,
+                      label=label if label is not None else "_nolegend_")
     if bands:
         band = consistency_bands(p, n_bins, binning=binning, level=BAND_LEVEL)
         filled = band.count > 0
+        # the first predictor's bands are wide translucent bars, later ones narrow opaque
+        # lines: where two bands meet they stay apart instead of mixing into a third colour
+        style_kw = _BAND_STYLE if i == 0 else {"alpha": 0.75, "linewidth": 2}
         ax.vlines(band.mean_prob[filled], band.lower[filled], band.upper[filled],
-                  colors=line.get_color(), capstyle="butt", zorder=line.get_zorder() - 0.5,
-                  gid=_CONSISTENCY_GID, **_BAND_STYLE,
+                  colors=color, capstyle="butt", zorder=line.get_zorder() - 0.5,
+                  gid=_CONSISTENCY_GID, **style_kw,
                   label=(f"{label}: {100 * BAND_LEVEL:.0f}% consistency band"
                          if label is not None else "_nolegend_"))
 
@@ -152,8 +561,12 @@ def reliability_diagram(y_true, y_prob, n_bins: int = 15, *, binning: str = "wid
                                                                   binning="width")
         share = width["count"] / p.shape[0]
         edges = np.arange(n_bins + 1) / n_bins
-        twin.bar(edges[:-1], share, width=np.diff(edges), align="edge",
-                 color=line.get_color(), alpha=0.22, linewidth=0)
+        if i == 0:
+            twin.bar(edges[:-1], share, width=np.diff(edges), align="edge", color=color,
+                     alpha=0.2, linewidth=0)
+        else:                         # outlines, not a second filled histogram on the first
+            twin.bar(edges[:-1], share, width=np.diff(edges), align="edge", fill=False,
+                     edgecolor=color, linewidth=1, linestyle=style)
         twin.set_ylim(0, 1)           # shares are fractions: a fixed [0, 1] axis, true heights
 
     ax.set_xlim(0, 1)
@@ -162,7 +575,10 @@ def reliability_diagram(y_true, y_prob, n_bins: int = 15, *, binning: str = "wid
     ax.set_xlabel("mean prediction in bin")
     ax.set_ylabel("mean outcome in bin")
     if label is not None:
-        ax.legend(loc="upper left", frameon=False)
+        if made_here:                   # nothing above the panel: the legend goes there
+            _legend_above(ax)
+        else:
+            ax.legend(loc="best", frameon=True, framealpha=0.92, fontsize=9)
     return ax
 
 
@@ -171,7 +587,8 @@ def reliability_panels(y_true, y_prob, n_bins: int = 15, *, ax=None, title=None)
 
     Panels: the confidence (top-label) problem with equal-width bins, the same with equal-mass
     bins, and, for a binary model (``k = 2``), the usual diagram of ``P(y = 1)`` against ``y``
-    with equal-width bins.  Each panel has a legend: the points are (mean prediction, mean
+    with equal-width bins.  One legend explains every panel (in the free fourth cell of a
+    binary model's 2 x 2 grid, else below the panels): the points are (mean prediction, mean
     outcome) per bin, the shaded vertical bars are their 90% consistency bands (where the
     points of a calibrated model fall with probability at least 0.9,
     :func:`calnotes.reliability.consistency_bands`), the dashed line is perfect calibration,
@@ -217,13 +634,18 @@ def reliability_panels(y_true, y_prob, n_bins: int = 15, *, ax=None, title=None)
     if P.shape[1] == 2:
         y = (np.asarray(y_true) == 1).astype(np.int64)    # labels validated just above
         panels.append((y, P[:, 1], "width", "P(y = 1)"))
+    spare = None
     if ax is None:
         import matplotlib.pyplot as plt
 
-        fig, ax = plt.subplots(1, len(panels), figsize=(4.5 * len(panels), 4.4),
-                               layout="constrained")
+        # two panels per row at the column width; a binary model's fourth cell holds the legend
+        if len(panels) == 3:
+            fig, grid = plt.subplots(2, 2, figsize=(COLUMN_WIDTH_IN, 6.6), layout="constrained")
+            ax, spare = grid.ravel()[:3], grid.ravel()[3]
+        else:
+            fig, ax = plt.subplots(1, 2, figsize=(COLUMN_WIDTH_IN, 3.9), layout="constrained")
         if title:
-            fig.suptitle(title, fontsize=10)
+            fig.suptitle(title, fontsize=11)
     axes = list(np.ravel(ax))
     if len(axes) != len(panels):
         raise ValueError(f"ax: expected {len(panels)} Axes (one per panel), got {len(axes)}")
@@ -233,17 +655,19 @@ def reliability_panels(y_true, y_prob, n_bins: int = 15, *, ax=None, title=None)
     for a, (outcome, prob, binning, what) in zip(axes, panels):
         reliability_diagram(outcome, prob, n_bins, binning=binning, ax=a)
         a.set_title(f"{what}, {n_bins} equal-{binning} bins", fontsize=10)
-        color = a.get_lines()[-1].get_color()
-        a.legend(handles=[Line2D([], [], color=color, marker="o", markersize=4,
-                                 label="mean outcome per bin"),
-                          Line2D([], [], color=color, solid_capstyle="butt", **_BAND_STYLE,
-                                 label=f"{100 * BAND_LEVEL:.0f}% consistency band\n"
-                                       "(if calibrated)"),
-                          Line2D([], [], color="0.55", linestyle="--",
-                                 label="perfect calibration"),
-                          Patch(color=color, alpha=0.22,
-                                label="share of predictions per\nequal-width bin (right axis)")],
-                 loc="upper left", frameon=False, fontsize=7)
+    color = PALETTE[0]
+    handles = [Line2D([], [], color=color, marker=MARKERS[0], markersize=4.5,
+                      label="mean outcome per bin"),
+               Line2D([], [], color=color, solid_capstyle="butt", **_BAND_STYLE,
+                      label=f"{100 * BAND_LEVEL:.0f}% consistency band (if calibrated)"),
+               Line2D([], [], color=REFERENCE_GREY, linestyle="--", label="perfect calibration"),
+               Patch(color=color, alpha=0.2,
+                     label="share of predictions per equal-width bin (right axis)")]
+    # one legend for all the panels, off the data: in the spare cell, or below the panels
+    if spare is not None:
+        legend_in_axes(spare, handles, fontsize=9)
+    else:
+        legend_below(axes[0].figure, axes, handles=handles, ncols=2, fontsize=9)
     return axes
 
 
@@ -297,19 +721,22 @@ def calibration_sharpness_diagram(result, ax=None, title=None):
                         f" calibration_sharpness), got {type(result).__name__}")
 
     import matplotlib.pyplot as plt  # lazily: importing calnotes must not load matplotlib
+    _install_png_formatter()      # shown in IPython: the PNG says its smallest text size
 
-    if ax is None:
-        _, ax = plt.subplots(figsize=(5, 4.5), layout="constrained")
+    made_here = ax is None
+    if made_here:
+        _, ax = plt.subplots(figsize=(4.8, 4.6), layout="constrained")
 
     t = result.grid
     lower = np.maximum(result.lower, 0.0)
     upper = result.upper
-    ax.plot([0, 1], [0, 1], linestyle="--", color="0.55", linewidth=1, gid=_DIAGONAL_GID,
-            label="perfect calibration")
+    ax.plot([0, 1], [0, 1], linestyle="--", color=REFERENCE_GREY, linewidth=1,
+            gid=_DIAGONAL_GID, label="perfect calibration")
+    # Okabe-Ito vermillion band (translucent) around a blue curve: apart for colour-blind eyes
     ax.fill_between(t, lower, upper, where=np.isfinite(upper) & np.isfinite(lower),
-                    color="tab:red", alpha=0.3, linewidth=0, gid=_BAND_GID,
+                    color=PALETTE[3], alpha=0.25, linewidth=0, gid=_BAND_GID,
                     label=r"sharpness gap $\hat p\,\rho$")
-    ax.plot(t, result.curve, color="tab:blue", linewidth=1.8, gid=_CURVE_GID,
+    ax.plot(t, result.curve, color=PALETTE[0], linewidth=1.8, gid=_CURVE_GID,
             label="calibration curve")
 
     twin = ax.twinx()
@@ -331,14 +758,19 @@ def calibration_sharpness_diagram(result, ax=None, title=None):
         cal += rf" $\pm$ {100 * sd:.2f}"
     ax.text(0.03, 0.97, rf"$d_{{\phi,\mathrm{{CAL}}}}$ = {cal}" "\n"
             rf"$d_{{\phi,\mathrm{{TOT}}}}$ = {100 * result.total:.2f}",
-            transform=ax.transAxes, va="top", ha="left", fontsize=9)
+            transform=ax.transAxes, va="top", ha="left", fontsize=9,
+            bbox={"boxstyle": "round,pad=0.3", "facecolor": "white", "edgecolor": "0.8",
+                  "alpha": 0.92})
 
     finite = upper[np.isfinite(upper)]
     ax.set_xlim(0, 1)
     ax.set_ylim(0, max(1.0, float(finite.max()) if finite.size else 1.0) * 1.02)
     ax.set_xlabel("confidence $h(x)$")
     ax.set_ylabel("accuracy given confidence")
-    ax.legend(loc="lower right", frameon=False, fontsize=8)
+    if made_here:
+        legend_below(ax.figure, [ax], ncols=2, fontsize=9)
+    else:
+        ax.legend(loc="best", frameon=True, framealpha=0.92, fontsize=9)
     if title is not None:
         ax.set_title(title, fontsize=10)
     return ax
@@ -405,36 +837,47 @@ def corp_diagram(y_true, y_prob, *, ax=None, label=None, show_hist: bool = True,
     result = corp(y_true, y_prob)
 
     import matplotlib.pyplot as plt  # lazily: importing calnotes must not load matplotlib
+    _install_png_formatter()      # shown in IPython: the PNG says its smallest text size
 
-    if ax is None:
-        _, ax = plt.subplots(figsize=(5, 4.5), layout="constrained")
+    made_here = ax is None
+    if made_here:
+        _, ax = plt.subplots(figsize=(4.6, 5.0), layout="constrained")
     if not any(line.get_gid() == _DIAGONAL_GID for line in ax.get_lines()):
-        ax.plot([0, 1], [0, 1], linestyle="--", color="0.55", linewidth=1, gid=_DIAGONAL_GID,
-                label="_perfect calibration")
+        ax.plot([0, 1], [0, 1], linestyle="--", color=REFERENCE_GREY, linewidth=1,
+                gid=_DIAGONAL_GID, label="_perfect calibration")
+    i = sum(line.get_gid() == _CORP_GID for line in ax.get_lines())
+    color, style, _ = _cue(i)
 
     text = label if label is not None else "CORP"
     if decomposition is not None:
         d = result.decomposition(decomposition)
         text += (f"\n{_DECOMPOSITION_NAMES[decomposition]} {d.score:.4f}"
-                 f"\nMCB {d.mcb:.4f}  DSC {d.dsc:.4f}  UNC {d.unc:.4f}")
+                 f"\nMCB {d.mcb:.4f}  DSC {d.dsc:.4f}\nUNC {d.unc:.4f}")  # narrow: fits a panel
     (line,) = ax.step(result.x, result.fitted, where="post", linewidth=1.6, gid=_CORP_GID,
-                      label=text)
+                      color=color, linestyle=style, label=text)
 
     if show_hist:
         twin = _histogram_axes(ax)
         edges = np.arange(21) / 20
         share = np.bincount(_width_bins_unchecked(result.x, 20), weights=result.weight,
                             minlength=20) / result.weight.sum()
-        twin.bar(edges[:-1], share, width=np.diff(edges), align="edge",
-                 color=line.get_color(), alpha=0.22, linewidth=0)
+        if i == 0:
+            twin.bar(edges[:-1], share, width=np.diff(edges), align="edge", color=color,
+                     alpha=0.2, linewidth=0)
+        else:                         # outlines, not a second filled histogram on the first
+            twin.bar(edges[:-1], share, width=np.diff(edges), align="edge", fill=False,
+                     edgecolor=color, linewidth=1, linestyle=style)
         twin.set_ylim(0, 1)
 
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1)
     ax.set_box_aspect(1)
     ax.set_xlabel("prediction")
-    ax.set_ylabel("PAV-recalibrated probability (CORP)")
-    ax.legend(loc="upper left", frameon=False, fontsize=8)
+    ax.set_ylabel("PAV-recalibrated probability")
+    if made_here:
+        _legend_above(ax)
+    else:
+        ax.legend(loc="best", frameon=True, framealpha=0.92, fontsize=9)
     return ax
 
 
@@ -516,12 +959,13 @@ def classwise_reliability(y_true, y_prob, n_bins: int = 15, *, binning: str = "w
         note = None
 
     import matplotlib.pyplot as plt  # lazily: importing calnotes must not load matplotlib
+    _install_png_formatter()      # shown in IPython: the PNG says its smallest text size
 
     count = len(shown)
     if ax is None:
-        ncols = min(count, 4)
+        ncols = min(count, 3)                   # at most 3 panels per row of the column
         nrows = -(-count // ncols)
-        fig, grid = plt.subplots(nrows, ncols, figsize=(3.4 * ncols, 3.4 * nrows),
+        fig, grid = plt.subplots(nrows, ncols, figsize=(COLUMN_WIDTH_IN, 2.5 * nrows + 0.4),
                                  sharex=True, sharey=True, layout="constrained", squeeze=False)
         for extra in grid.ravel()[count:]:
             extra.set_visible(False)

@@ -31,7 +31,7 @@ import numpy as np
 import pytest
 
 import calnotes
-from calnotes import cli, evaluation
+from calnotes import cli, evaluation, inputs
 from calnotes.data import save_predictions
 
 FAST = dict(significance=False, utility=False, smooth_ece=False, progress=False)
@@ -133,7 +133,7 @@ def test_N7_file_changed_while_loading_is_refused(tmp_path, monkeypatch):
     Pa, ya = calibrated(200, 3, 4)
     Pb, yb = calibrated(200, 3, 5)
     path = save_predictions(tmp_path / "moving.npz", ya, probs=Pa)
-    real = evaluation.load_predictions
+    real = inputs.load_predictions
 
     def load_then_rewrite(*args, **kwargs):
         pred = real(*args, **kwargs)
@@ -141,7 +141,7 @@ def test_N7_file_changed_while_loading_is_refused(tmp_path, monkeypatch):
         os.replace(tmp_path / "new.npz", path)
         return pred
 
-    monkeypatch.setattr(evaluation, "load_predictions", load_then_rewrite)
+    monkeypatch.setattr(inputs, "load_predictions", load_then_rewrite)
     with pytest.raises(ValueError, match=r"predictions: .*moving\.npz changed while it was"
                                          " being read"):
         calnotes.evaluate(path, n_bins=[5], **FAST)

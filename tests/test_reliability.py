@@ -350,12 +350,20 @@ def test_reliability_panels_show_and_explain_the_bands():
     y, p = _calibrated(300, 3)
     axes = reliability_panels(y, p, 10)
     assert len(axes) == 3
+    fig = axes[0].figure
     for a in axes:
         assert any(c.get_gid() == "calnotes-consistency-band" for c in a.collections)
-        texts = [t.get_text() for t in a.get_legend().get_texts()]
-        assert any("consistency band" in t for t in texts)
-        assert sum("equal-width bin" in t for t in texts) == 1
+        assert a.get_legend() is None                   # no legend on the data
         assert _twin(a).get_ylim() == (0.0, 1.0)
+    # one legend explains every panel: in the free fourth cell of the 2 x 2 grid
+    legends = [a.get_legend() for a in fig.axes if a.get_legend() is not None] + fig.legends
+    assert len(legends) == 1 and legends[0].axes not in axes
+    texts = [t.get_text() for t in legends[0].get_texts()]
+    assert sum("consistency band" in t for t in texts) == 1
+    assert sum("equal-width bin" in t for t in texts) == 1
+    y3, P3 = _multiclass(300, 3, 5)                     # k > 2: two panels, legend below them
+    axes3 = reliability_panels(y3, P3, 10)
+    assert len(axes3) == 2 and len(axes3[0].figure.legends) == 1
 
 
 def test_corp_diagram():
@@ -371,7 +379,7 @@ def test_corp_diagram():
     text = ax.get_legend().get_texts()[0].get_text()
     d = res.brier
     assert text.splitlines()[0] == "model"
-    assert f"MCB {d.mcb:.4f}  DSC {d.dsc:.4f}  UNC {d.unc:.4f}" in text
+    assert f"MCB {d.mcb:.4f}  DSC {d.dsc:.4f}\nUNC {d.unc:.4f}" in text
     assert _twin(ax).get_ylim() == (0.0, 1.0)
     assert ax.get_xlim() == (0.0, 1.0) and ax.get_ylim() == (0.0, 1.0)
     fig, ax2 = plt.subplots()

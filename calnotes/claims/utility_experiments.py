@@ -1331,7 +1331,7 @@ def bundle_gap(left, right) -> float:
 
 
 def plot_ecdfs(ax, errors: dict, *, delta: float = 0.05, scale: float = 1e3, colors=None,
-               title=None):
+               title=None, linestyles=None, bands: bool = True):
     """eCDFs of UC errors, one per method, each with its DKW band (Fig. 1 of the paper).
 
     Parameters
@@ -1345,6 +1345,12 @@ def plot_ecdfs(ax, errors: dict, *, delta: float = 0.05, scale: float = 1e3, col
         *estimated* errors).
     scale : float
         Errors are drawn times ``scale``.
+    colors, linestyles : dict, optional
+        ``method -> colour`` and ``method -> line style`` (default: the Axes' cycle).
+    bands : bool, default True
+        Shade each DKW band.  With ``M`` utilities per method every band has the same
+        half-width, so a figure with many methods may leave them out and state the half-width
+        (``calnotes.utility.ecdf_from_errors(e, delta=delta).halfwidth``) instead.
 
     Returns
     -------
@@ -1357,9 +1363,12 @@ def plot_ecdfs(ax, errors: dict, *, delta: float = 0.05, scale: float = 1e3, col
         x = np.concatenate([[0.0], F.errors]) * scale
         yv = np.arange(x.size) / F.errors.size
         color = (colors or {}).get(name, f"C{i}")
-        ax.step(x, yv, where="post", color=color, label=name, lw=1.4)
-        ax.fill_between(x, np.clip(yv - F.halfwidth, 0, 1), np.clip(yv + F.halfwidth, 0, 1),
-                        step="post", color=color, alpha=0.12, lw=0)
+        style = (linestyles or {}).get(name, "-")
+        ax.step(x, yv, where="post", color=color, linestyle=style, label=name, lw=1.4)
+        if bands:
+            ax.fill_between(x, np.clip(yv - F.halfwidth, 0, 1),
+                            np.clip(yv + F.halfwidth, 0, 1), step="post", color=color,
+                            alpha=0.12, lw=0)
     ax.set_xlabel(r"$\widehat{\mathrm{UC}}(f, u)$ ($\times 10^{-3}$)")
     ax.set_ylabel("eCDF")
     if title:

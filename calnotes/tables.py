@@ -1,0 +1,304 @@
+"""Tables for reading: pandas DataFrames with math headers, fixed significant digits, right-aligned
+numbers, "—" where a value does not apply, and a caption.
+
+:func:`styled_table` turns a DataFrame into a pandas ``Styler`` that Jupyter and the book show as
+an HTML table: every number with the same count of significant digits, never in wrapped
+scientific notation (``8.145 × 10⁻⁵`` on one line), empty and NaN cells as "—", numbers
+aligned on the right, and the code names of the library (``f2``, ``l1_conf``, ``ECE_1``) replaced by the
+mathematics they stand for (:data:`NAMES`, extendable per table).  Math is written between
+``\\(`` and ``\\)`` and the table carries the class ``mathjax_process``, so MathJax typesets it
+inside a notebook page (which is otherwise excluded from MathJax's scan).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+__all__ = ["styled_table", "report_table", "format_number", "math_name", "NAMES",
+           "NOT_APPLICABLE"]
+
+#: What a cell shows when its value does not apply (NaN, None, an empty string).
+NOT_APPLICABLE = "\u2014"
+
+_MEASURES = {
+    "l1_conf": r"\(\ell_1\)-QECE, confidence",
+    "l1_cw": r"\(\ell_1\)-QECE, class-wise",
+    "l2_conf": r"\(\ell_2\)-QECE, confidence",
+    "l2_cw": r"\(\ell_2\)-QECE, class-wise",
+}
+#: Code names of the library and the book, and what a reader sees instead.  A name
+#: ``"f2.l1_conf"`` (predictor.measure, as in :data:`calnotes.table1.CELLS`) is shown as
+#: "f₂, ℓ₁-QECE, confidence" by :func:`math_name`.
+NAMES = {
+    **{f"f{i}": rf"\(f_{i}\)" for i in range(1, 10)},
+    **_MEASURES,
+    "ECE_1": r"\(\mathrm{ECE}_1\)",
+    "ECE_2": r"\(\mathrm{ECE}_2\)",
+    "l2-QECE": r"\(\ell_2\)-QECE",
+    "l1-QECE": r"\(\ell_1\)-QECE",
+    "conf": "confidence",
+    "cw": "class-wise",
+    "n": r"\(n\)",
+    "m": r"\(m\)",
+    "k": r"\(k\)",
+}
+
+_SUPERSCRIPT = str.maketrans("-0123456789", "\u207b\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076"
+                             "\u2077\u2078\u2079")
+
+
+def math_name(name, names=None):
+    """What a reader sees for the code name ``name`` (unchanged when it has no entry).
+
+    Looks ``name`` up in ``names`` (when given) and then in :data:`NAMES`; a dotted name
+    ``"f2.l1_conf"`` is shown part by part, joined by a comma.
+
+    Examples
+    --------
+    >>> math_name("f2.l1_conf")
+    '\\\\(f_2\\\\), \\\\(\\\\ell_1\\\\)-QECE, confidence'
+    >>> math_name("accuracy")
+    'accuracy'
+    """
+    table = {**NAMES, **(names or {})}
+    if isinstance(name, tuple):
+        return tuple(math_name(part, names) for part in name)
+    if not isinstance(name, str):
+        return name
+    if name in table:
+        return table[name]
+    if "." in name and all(part in table for part in name.split(".")):
+        return ", ".join(table[part] for part in name.split("."))
+    return name
+
+
+def format_number(value, digits: int = 4) -> str:
+    """``value`` with ``digits`` significant digits, on one line; "—" when it does not apply.
+
+    Integers are written in full; other numbers in fixed notation from 10⁻⁴ up to 10⁶, and as
+    ``a × 10ᵇ`` (Unicode superscripts, no line break) outside that range.
+
+    Examples
+    --------
+    >>> [format_number(v) for v in (0.03267, 0.023067, 8.145e-05, 12, float("nan"), None)]
+    ['0.03267', '0.02307', '8.145\\xa0×\\xa010⁻⁵', '12', '—', '—']
+    >>> format_number(-0.5, 2), format_number(123456.7, 3)
+    ('-0.50', '123457')
+    """
+    if isinstance(digits, bool) or not isinstance(digits, numbers.Integral) or digits < 1:
+        raise ValueError(f"digits: expected a positive integer, got {digits!r}")
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return NOT_APPLICABLE
+    if isinstance(value, (bool, np.bool_)):
+        return "yes" if value else "no"
+    if isinstance(value, numbers.Integral):
+        return str(int(value))
+    if not isinstance(value, numbers.Real):
+        return str(value)
+    x = float(value)
+    if math.isnan(x):
+        return NOT_APPLICABLE
+    if math.isinf(x):
+        return "\u221e" if x > 0 else "\u2212\u221e"
+    if x == 0:
+        return "0"
+    exponent = math.floor(math.log10(abs(x)))
+    if -4 <= exponent < 6:
+        decimals = max(digits - 1 - exponent, 0)
+        text = f"{x:.{decimals}f}"
+        # rounding may carry into a new digit (0.099996 -> 0.1000): keep `digits` digits
+        if decimals and len(text.replace("-", "").replace(".", "").lstrip("0")) > digits:
+            text = f"{x:.{decimals - 1}f}"
+        return text
+    mantissa, exp = f"{x:.{digits - 1}e}".split("e")
+    return f"{mantissa}\u00a0\u00d7\u00a010{str(int(exp)).translate(_SUPERSCRIPT)}"
+
+
+def styled_table(df, *, caption=None, digits: int = 4, names=None, formats=None,
+                 index: bool = True, align_right=()):
+    """``df`` as a table for reading: a pandas ``Styler`` (shown as HTML by Jupyter and the book).
+
+    Parameters
+    ----------
+    df : pandas.DataFrame or pandas.Series
+        The values.  Index and column labels that are code names are shown as math
+        (:func:`math_name`).
+    caption : str, optional
+        Shown above the table; say what to look at.  Math between ``\\(`` and ``\\)``.
+    digits : int, default 4
+        Significant digits of every non-integer number (:func:`format_number`).
+    names : dict, optional
+        Extra or overriding display names for index and column labels.
+    formats : dict, optional
+        Column label -> callable (value -> str) or format string, for columns that need their
+        own format (a percentage, a p-value); the other columns use :func:`format_number`.
+    index : bool, default True
+        Show the index (row labels).
+    align_right : sequence, default ()
+        Columns of text to align on the right like the numbers (p-values, intervals).
+
+    Returns
+    -------
+    pandas.io.formats.style.Styler
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> table = pd.DataFrame({"l1_conf": [0.03267, float("nan")], "n": [100, 200]},
+    ...                      index=pd.Index(["f1", "f2"], name="predictor"))
+    >>> html = styled_table(table, caption="Two predictors").to_html()
+    >>> "\\\\(f_2\\\\)" in html, "—" in html, "nan" in html.lower(), "text-align: right" in html
+    (True, True, False, True)
+    """
+    import pandas as pd
+
+    if isinstance(df, pd.Series):
+        df = df.to_frame()
+    if not isinstance(df, pd.DataFrame):
+        raise TypeError(f"df: expected a pandas DataFrame or Series, got {type(df).__name__}")
+    if caption is not None and not isinstance(caption, str):
+        raise TypeError(f"caption: expected a string, got {type(caption).__name__}")
+    format_number(0.5, digits)                                  # checks digits
+    formats = dict(formats or {})
+    unknown = [c for c in formats if c not in df.columns]
+    if unknown:
+        raise ValueError(f"formats: no column(s) {unknown} in the table; its columns are"
+                         f" {list(df.columns)}")
+
+    shown = df.copy()
+    shown.index = shown.index.map(lambda v: math_name(v, names))
+    shown.columns = shown.columns.map(lambda v: math_name(v, names))
+    if shown.index.name is not None:
+        shown.index.name = math_name(shown.index.name, names)
+    if isinstance(shown.index, pd.MultiIndex):
+        shown.index.names = [math_name(v, names) for v in shown.index.names]
+    if isinstance(shown.columns, pd.MultiIndex):
+        shown.columns.names = [math_name(v, names) for v in shown.columns.names]
+    renamed = dict(zip(df.columns, shown.columns))
+
+    def number(value):
+        return format_number(value, digits)
+
+    column_formats = {renamed[c]: (f.format if isinstance(f, str) else f)
+                      for c, f in formats.items()}
+
+    def cell(column):
+        fmt = column_formats.get(column, number)
+
+        def show(value):
+            try:
+                missing = value is None or bool(pd.isna(value))
+            except (TypeError, ValueError):             # an array-like cell: not missing
+                missing = False
+            if missing or (isinstance(value, str) and not value.strip()):
+                return NOT_APPLICABLE
+            return fmt(value)
+        return show
+
+    def label_text(value):                       # numbers among the labels: shortest form
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+            return str(value)
+        return str(int(value)) if isinstance(value, numbers.Integral) else f"{value:.{digits}g}"
+
+    styler = shown.style.format({c: cell(c) for c in shown.columns})
+    styler = styler.format_index(label_text, axis=0).format_index(label_text, axis=1)
+    extra = {renamed.get(c, c) for c in align_right}
+    numeric = [c for c in shown.columns
+               if pd.api.types.is_numeric_dtype(shown[c]) or pd.api.types.is_bool_dtype(shown[c])
+               or c in extra]
+    styler = styler.set_properties(**{"white-space": "nowrap"})
+    if numeric:
+        styler = styler.set_properties(subset=numeric, **{"text-align": "right",
+                                                          "font-variant-numeric": "tabular-nums"})
+    styler = styler.set_table_styles([
+        # column headers may wrap (a narrow column keeps a long header); cells never do
+        {"selector": "th", "props": [("text-align", "right"), ("padding", "0.2em 0.6em")]},
+        {"selector": "td", "props": [("padding", "0.2em 0.6em")]},
+        {"selector": "th.row_heading", "props": [("text-align", "left"),
+                                                 ("white-space", "nowrap")]},
+        {"selector": "caption", "props": [("caption-side", "top"), ("text-align", "left"),
+                                          ("font-weight", "normal")]},
+    ])
+    styler = styler.set_table_attributes('class="calnotes-table mathjax_process"')
+    if caption:
+        styler = styler.set_caption(caption)
+    if not index:
+        styler = styler.hide(axis="index")
+    return styler
+
+
+_REPORT_MEASURES = {"ECE": r"\(\mathrm{ECE}_1\)", "l1-QECE": r"\(\ell_1\)-QECE",
+                    "l2-QECE": r"\(\ell_2\)-QECE", "SmoothECE": "SmoothECE"}
+
+
+def report_table(report, *, caption=None, digits: int = 4):
+    """The binned part of a :class:`calnotes.evaluation.EvaluationReport` as a styled table.
+
+    One row per measure, aggregation and bin count, as in ``report.format_table()``, with the
+    columns value, calibrated reference, their ratio, p-value, 90% interval and the reference's
+    method; "—" where a column does not apply (SmoothECE has no bins and no reference).  The
+    report's source path is not shown.
+
+    Parameters
+    ----------
+    report : calnotes.evaluation.EvaluationReport
+    caption : str, optional
+        Default: the sample size, the number of classes, accuracy and the mean proper losses.
+    digits : int, default 4
+
+    Returns
+    -------
+    pandas.io.formats.style.Styler
+    """
+    import pandas as pd
+
+    rows = getattr(report, "rows", None)
+    if rows is None:
+        raise TypeError("report: expected a calnotes.evaluate(...) report, got"
+                        f" {type(report).__name__}")
+
+    def p_value(row):
+        p = row.get("p_value")
+        if p is None:
+            return None
+        text = "< 0.0001" if p < 1e-4 else f"{p:.4f}"
+        return text + (" (MC)" if row.get("p_value_method") == "monte-carlo" else "")
+
+    def interval(row):
+        if row.get("ci_lower") is None:
+            return None
+        lower, upper = (format_number(row[key], digits) for key in ("ci_lower", "ci_upper"))
+        return f"[{lower}, {upper}]"
+
+    def ratio(row):
+        ref = row["calibrated_reference"]
+        if ref is None or ref == 0:
+            return None
+        return row["value"] / ref
+
+    frame = pd.DataFrame([{
+        "measure": _REPORT_MEASURES.get(row["measure"], row["measure"]),
+        "aggregation": row["aggregation"],
+        "bins \\(m\\)": row["n_bins"] if row["n_bins"] is not None else None,
+        "value": row["value"],
+        "calibrated reference": row["calibrated_reference"],
+        "ratio": ratio(row),
+        "p-value": p_value(row),
+        "90% interval": interval(row),
+        "reference": row["reference_method"],
+    } for row in rows])
+    frame["bins \\(m\\)"] = frame["bins \\(m\\)"].astype("Int64")
+    if caption is None:
+        s = report.scores
+        caption = (f"\\(n\\) = {report.n_samples} predictions, \\(k\\) = {report.n_classes}"
+                   f" classes; accuracy {report.accuracy:.4f}, mean confidence"
+                   f" {report.mean_confidence:.4f}; mean log loss {s['log']:.4f}, Brier score"
+                   f" {s['brier']:.4f}. Ratio: value / calibrated reference (near 1: no"
+                   " miscalibration beyond sampling noise).")
+    return styled_table(frame, caption=caption, digits=digits, index=False,
+                        formats={"ratio": lambda v: f"{v:.2f}",
+                                 "bins \\(m\\)": lambda v: str(int(v))},
+                        align_right=["p-value", "90% interval"])
