@@ -196,9 +196,43 @@ def book_index(root: str | Path) -> BookIndex:
                     if got.group("key") == "label":
                         arg = _strip_roles(opened.group("arg"))
                         index.labels[got.group("value")] = f"{kind} ({arg})" if arg else kind
+        for name, caption in _figure_names(path):
+            index.labels[name] = _figure_text(caption)
     for bib in (root / "book").glob("*.bib"):
         index.cites.update(_bib(bib.read_text()))
     return index
+
+
+def _figure_names(path: Path) -> list:
+    """``(name, caption)`` of the numbered figures a chapter declares in its code cells'
+    ``mystnb: figure:`` metadata (front matter of a MyST code cell, or an ``.ipynb`` cell's
+    metadata)."""
+    import yaml
+
+    found = []
+    if path.suffix == ".ipynb":
+        cells = json.loads(path.read_text())["cells"]
+        metas = [c.get("metadata", {}) for c in cells if c["cell_type"] == "code"]
+    else:
+        metas = []
+        for m in re.finditer(r"^```\{code-cell\}[^\n]*\n---\n(.*?)\n---\n", path.read_text(),
+                             flags=re.M | re.S):
+            try:
+                metas.append(yaml.safe_load(m.group(1)) or {})
+            except yaml.YAMLError:
+                continue
+    for meta in metas:
+        figure = (meta.get("mystnb") or {}).get("figure") if isinstance(meta, dict) else None
+        if isinstance(figure, dict) and figure.get("name"):
+            found.append((figure["name"], str(figure.get("caption", ""))))
+    return found
+
+
+def _figure_text(caption: str) -> str:
+    """How a reference to a figure reads in plain Markdown: the figure and the first sentence
+    of its caption (the book's figure numbers are given by the build)."""
+    first = re.split(r"(?<=[.:;])\s", _strip_roles(caption.strip()), maxsplit=1)[0].rstrip(".:;")
+    return f"the figure \"{first}\"" if first else "the figure"
 
 
 def _strip_roles(text: str) -> str:

@@ -45,6 +45,9 @@ EXACT = 1e-12
 
 # Names added by the fixes are looked up when a test runs, so that each test fails on its own
 # (not the whole module at import) on the code before the fixes.
+#: A valid notebook with no cells (a stand-in for what papermill writes).
+EMPTY_NOTEBOOK = '{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}'
+
 def log_loss_from_logits(*args, **kwargs):
     return scores.log_loss_from_logits(*args, **kwargs)
 
@@ -332,7 +335,7 @@ def test_M14_failed_run_does_not_block_a_rerun(tmp_path, monkeypatch):
 
     def fake(notebook, output, parameters, **kwargs):
         calls.append(parameters)
-        Path(output).write_text("{}")
+        Path(output).write_text(EMPTY_NOTEBOOK)  # what papermill would leave
         if len(calls) == 1:
             raise papermill.PapermillExecutionError(cell_index=5, exec_count=6, source="",
                                                     ename="TypeError", evalue="bad value",
@@ -361,7 +364,7 @@ def test_M15_only_path_parameters_are_made_absolute(tmp_path, monkeypatch):
 
     def fake(notebook, output, parameters, **kwargs):
         seen.update(parameters)
-        Path(output).write_text("{}")
+        Path(output).write_text(EMPTY_NOTEBOOK)  # what papermill would leave
 
     monkeypatch.setattr(papermill, "execute_notebook", fake)
     monkeypatch.chdir(tmp_path)
