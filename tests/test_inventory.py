@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from calnotes.claims import all_claims, inventory, run_claim
-from calnotes.claims.inventory import (ERRATUM, FINDING, ILLUSTRATION, NOT_CHECKED, VERIFIED,
-                                      Entry)
+from calnotes.claims.inventory import (CONSISTENT, ERRATUM, FINDING, ILLUSTRATION, NOT_CHECKED,
+                                       VERIFIED, Entry)
 
 ROOT = Path(__file__).resolve().parent.parent
 REGISTERED = {c.id for c in all_claims()}
@@ -36,8 +36,9 @@ def test_counts_add_up():
     for paper, row in rows.items():
         mine = inventory.entries(paper)
         assert row.results == len(mine) > 0
-        assert row.results == (row.verified + row.illustrations + row.errata + row.findings
-                               + row.not_checked)
+        assert row.results == (row.verified + row.consistent + row.illustrations + row.errata
+                               + row.findings + row.not_checked)
+        assert row.consistent == sum(e.status == CONSISTENT for e in mine)
         assert row.illustrations == sum(e.status == ILLUSTRATION for e in mine)
         assert row.findings == sum(e.status == FINDING for e in mine)
         assert row.verified == sum(e.status == VERIFIED for e in mine)
@@ -174,3 +175,16 @@ def test_status_from_results_follows_the_run():
     assert inventory.status_from_results(e, results) == VERIFIED
     failed = {i: dataclasses.replace(r, measured=float("nan")) for i, r in results.items()}
     assert inventory.status_from_results(e, failed) == "FAILED"
+
+
+def test_printed_tables_are_consistent_not_verified():
+    """A table whose experiment is not rerun offline, checked only against the paper's other
+    printed numbers, is "consistent (not rerun)", and only such an entry may be (reader
+    finding 4: such checks must not count as verified)."""
+    consistent = [e for e in ENTRIES if e.status == CONSISTENT]
+    assert consistent and all(e.printed_only and e.kind == "table" for e in consistent)
+    assert all(e.status in (CONSISTENT, ERRATUM) for e in ENTRIES if e.printed_only)
+    # negative control: the same entry declared verified is a problem of the inventory
+    e = consistent[0]
+    found = inventory.problems(_with(e, dataclasses.replace(e, status=VERIFIED)))
+    assert any("declared 'verified'" in p and "consistent (not rerun)" in p for p in found)

@@ -48,13 +48,15 @@ and the theorem it proves), and every registered claim checks at least one.
 
 from __future__ import annotations
 
+import dataclasses
+
 import importlib
 from dataclasses import dataclass, field
 
 from ._registry import all_claims
 
 __all__ = ["Entry", "Coverage", "PAPERS", "KINDS", "STATUSES", "VERIFIED", "ERRATUM",
-           "NOT_CHECKED", "ILLUSTRATION", "FINDING", "entries", "find", "coverage", "errata_items", "implied_status",
+           "NOT_CHECKED", "ILLUSTRATION", "FINDING", "CONSISTENT", "entries", "find", "coverage", "errata_items", "implied_status",
            "status_from_results", "problems"]
 
 PAPERS = {
@@ -67,7 +69,10 @@ PAPERS = {
 
 VERIFIED, ERRATUM, NOT_CHECKED = "verified", "erratum", "not checked yet"
 ILLUSTRATION, FINDING = "illustration", "finding"
-STATUSES = (VERIFIED, ILLUSTRATION, ERRATUM, FINDING, NOT_CHECKED)
+#: A result whose claims agree but can only compare the paper's printed numbers with each other
+#: (a table of an experiment that is not rerun offline): consistent, which is less than verified.
+CONSISTENT = "consistent (not rerun)"
+STATUSES = (VERIFIED, CONSISTENT, ILLUSTRATION, ERRATUM, FINDING, NOT_CHECKED)
 
 KINDS = ("definition", "equation", "lemma", "proposition", "theorem", "corollary",
          "observation", "example", "remark", "algorithm", "cited result", "table",
@@ -110,6 +115,9 @@ class Entry:
     reason: str = ""
     note: str = ""
     code: tuple = field(default=())
+    #: the claims compare the printed numbers with each other only (the experiment is not
+    #: rerun): agreeing claims make the entry ``"consistent (not rerun)"``, not verified
+    printed_only: bool = False
 
     def __post_init__(self):
         object.__setattr__(self, "claims", tuple(self.claims))
@@ -126,7 +134,7 @@ class Entry:
 class Coverage:
     """Counts of one paper's inventory (a row of the ledger's summary table).
 
-    ``results == verified + illustrations + errata + findings + not_checked``.
+    ``results == verified + consistent + illustrations + errata + findings + not_checked``.
     """
 
     paper: str
@@ -137,6 +145,7 @@ class Coverage:
     not_checked: int
     illustrations: int = 0
     findings: int = 0
+    consistent: int = 0
 
 
 def _maker(paper: str):
@@ -160,6 +169,12 @@ def _maker(paper: str):
 
 _BY_CONSTRUCTION = ("the checks build predictors calibrated by construction; calibration itself "
                     "(CE_p = 0) is computed by calnotes.population.ce_p and checked in Part III")
+def _printed_only(entry: Entry) -> Entry:
+    """An entry whose agreeing claims only compare the printed numbers with each other."""
+    return dataclasses.replace(entry, printed_only=True,
+                               status=CONSISTENT if entry.status == VERIFIED else entry.status)
+
+
 _PRINTED_ONLY = ("checks the printed numbers against each other only; the experiment itself "
                  "(pretrained models on {data}) is not rerun offline")
 
@@ -506,25 +521,25 @@ _P001 = (
              "not available offline; the printed tables give only the supremum over each "
              "finite class, which does not decide where the distribution lies; the "
              "recalibrators chapter tests it on its own data (verdict (f)) without a claim"),
-    v("Table 2", "table", _TABLE_APP.format(n=2, what="RepVGG, CIFAR-10"), _TABLE_CLAIMS,
-      note=_PRINTED_ONLY.format(data="CIFAR-10")),
-    v("Table 3", "table", _TABLE_APP.format(n=3, what="ResNet, CIFAR-10"), _TABLE_CLAIMS,
-      note=_PRINTED_ONLY.format(data="CIFAR-10")),
-    v("Table 4", "table", _TABLE_APP.format(n=4, what="RepVGG, CIFAR-100"), _TABLE_CLAIMS,
-      note=_PRINTED_ONLY.format(data="CIFAR-100")),
-    v("Table 5", "table", _TABLE_APP.format(n=5, what="ResNet, CIFAR-100"), _TABLE_CLAIMS,
-      note=_PRINTED_ONLY.format(data="CIFAR-100")),
+    _printed_only(v("Table 2", "table", _TABLE_APP.format(n=2, what="RepVGG, CIFAR-10"), _TABLE_CLAIMS,
+      note=_PRINTED_ONLY.format(data="CIFAR-10"))),
+    _printed_only(v("Table 3", "table", _TABLE_APP.format(n=3, what="ResNet, CIFAR-10"), _TABLE_CLAIMS,
+      note=_PRINTED_ONLY.format(data="CIFAR-10"))),
+    _printed_only(v("Table 4", "table", _TABLE_APP.format(n=4, what="RepVGG, CIFAR-100"), _TABLE_CLAIMS,
+      note=_PRINTED_ONLY.format(data="CIFAR-100"))),
+    _printed_only(v("Table 5", "table", _TABLE_APP.format(n=5, what="ResNet, CIFAR-100"), _TABLE_CLAIMS,
+      note=_PRINTED_ONLY.format(data="CIFAR-100"))),
     x("Table 6", "table", _TABLE_APP.format(n=6, what="ResNet, ImageNet"),
       _TABLE_CLAIMS + ["001.table6.dirichlet_topk_brier"],
       note=_PRINTED_ONLY.format(data="ImageNet") + "; the Dirichlet row's U_topK exceeds the "
            "largest value its Brier score allows"),
-    v("Table 7", "table", _TABLE_APP.format(n=7, what="ViT, ImageNet"),
+    _printed_only(v("Table 7", "table", _TABLE_APP.format(n=7, what="ViT, ImageNet"),
       _TABLE_CLAIMS + ["001.table1.means_equal_table7", "001.table1.pm_two_factors",
                        "001.table1.ucomb_is_max"],
       note=_PRINTED_ONLY.format(data="ImageNet") + "; the conflict between its +- and Table "
-           "1's is recorded under Table 1"),
-    v("Table 8", "table", _TABLE_APP.format(n=8, what="DistilBERT, Yahoo Answers"),
-      _TABLE_CLAIMS, note=_PRINTED_ONLY.format(data="Yahoo Answers")),
+           "1's is recorded under Table 1")),
+    _printed_only(v("Table 8", "table", _TABLE_APP.format(n=8, what="DistilBERT, Yahoo Answers"),
+      _TABLE_CLAIMS, note=_PRINTED_ONLY.format(data="Yahoo Answers"))),
 )
 
 # ------------------------------------------------------------------------------------- 003
@@ -885,8 +900,8 @@ def coverage(items=None) -> dict:
     --------
     >>> from calnotes.claims import inventory
     >>> row = inventory.coverage()["001"]
-    >>> (row.results == row.verified + row.illustrations + row.errata + row.findings
-    ...  + row.not_checked == len(inventory.entries("001")))
+    >>> (row.results == row.verified + row.consistent + row.illustrations + row.errata
+    ...  + row.findings + row.not_checked == len(inventory.entries("001")))
     True
     """
     items = tuple(_ENTRIES if items is None else items)
@@ -899,7 +914,8 @@ def coverage(items=None) -> dict:
             errata=sum(e.status == ERRATUM for e in mine),
             not_checked=sum(e.status == NOT_CHECKED for e in mine),
             illustrations=sum(e.status == ILLUSTRATION for e in mine),
-            findings=sum(e.status == FINDING for e in mine))
+            findings=sum(e.status == FINDING for e in mine),
+            consistent=sum(e.status == CONSISTENT for e in mine))
     return out
 
 
@@ -936,7 +952,13 @@ def implied_status(entry: Entry, claims=None) -> str:
     registry = {c.id: c for c in (all_claims() if claims is None else claims)}
     if not entry.claims:
         return NOT_CHECKED
-    return _combine([registry[i].expect for i in entry.claims])
+    return _printed(entry, _combine([registry[i].expect for i in entry.claims]))
+
+
+def _printed(entry: Entry, status: str) -> str:
+    """``"consistent (not rerun)"`` instead of verified for an entry whose claims only compare
+    printed numbers (:attr:`Entry.printed_only`)."""
+    return CONSISTENT if status == VERIFIED and entry.printed_only else status
 
 
 _STATUS_OF_EXPECT = {"agrees": VERIFIED, "illustrates": ILLUSTRATION, "disagrees": ERRATUM,
@@ -978,7 +1000,7 @@ def status_from_results(entry: Entry, results) -> str:
     statuses = [results[i].status for i in entry.claims]
     if "FAILED" in statuses:
         return "FAILED"
-    return _combine(results[i].claim.expect for i in entry.claims)
+    return _printed(entry, _combine(results[i].claim.expect for i in entry.claims))
 
 
 def _resolves(dotted: str) -> bool:
