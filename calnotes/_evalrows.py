@@ -47,7 +47,11 @@ CLASSWISE_BOOTSTRAP_BUDGET = 2e6
 MIN_ROWS_PER_BIN = 10
 #: Replications of the null per Monte Carlo batch (memory: batch x k x m counts).
 _BATCH_BUDGET = 1 << 22
-#: Uniforms drawn at once for the null's outcomes (memory: 12 bytes each).
+#: Entries (rows x replications) of the slices the workers evaluate at once, all workers
+#: together (memory: about 56 bytes each; the slicing does not change a value).
+_SLICE_BUDGET = 1 << 21
+#: Outcomes drawn at once for the null (memory: 4 bytes each; it sets the chunks in which the
+#: generator's stream is consumed, so changing it changes the Monte Carlo p-values).
 _CHUNK_BUDGET = 1 << 24
 #: Entries (resamples x columns x rows) of one block of bootstrap resamples (memory: about
 #: 40 bytes each).
@@ -268,6 +272,45 @@ class NullSampler:
         parallel_ranges(run, self.n, cost=c + labels.shape[1])
         self.known_any = True
 
+    def draw(self, rng, R: int) -> np.ndarray:
+        """The outcomes of ``R`` replications drawn from ``rng``: the same numbers as
+        ``outcomes(rng.random((n, R)))`` (the generator fills rows in order, so drawing the
+        canonical rows block by block gives the same uniforms), without holding the ``(n, R)``
+        uniforms: memory is the outcomes and one block."""
+        n, c = self.n, self.c
+        canon = np.empty(n, dtype=np.int64)
+        canon[self.rank] = np.arange(n)
+        if c == 1:
+            out = np.empty((n, R), dtype=bool)
+        else:
+            out = np.empty((n, R), dtype=np.int32 if c < 2 ** 31 else np.int64)
+        block = max(1, (1 << 20) // R)
+        for a in range(0, n, block):
+            b = min(n, a + block)
+            rows = canon[a:b]
+            u = rng.random((b - a, R))
+            if c == 1:
+                out[rows] = u < self.X[rows, :1]
+            elif c <= 16:
+                out[rows] = draw_categorical(np.cumsum(self.X[rows], axis=1), u.T).T
+            else:
+                X = self.X[rows]
+                lab = np.empty((b - a, R), dtype=out.dtype)
+                sub = max(1, (1 << 16) // (c + R))      # a sub-block's arrays stay in cache
+
+                def run(lo, hi):
+                    for s in range(lo, hi, sub):
+                        t = min(hi, s + sub)
+                        cdf = np.cumsum(X[s:t], axis=1)    # row by row, as draw_categorical
+                        lab[s:t] = inverse_cdf_rows(cdf, u[s:t] * cdf[:, -1:])
+
+                parallel_ranges(run, b - a, cost=c + R)
+                np.minimum(lab, c - 1, out=lab)
+                out[rows] = lab
+        if c > 1:
+            self._locate(out)
+        return out
+
     def outcomes(self, u: np.ndarray) -> np.ndarray:
         """The outcomes of ``u.shape[1]`` replications from uniforms ``u`` (shape ``(n, R)``,
         canonical row order): labels ``(n, R)`` (class-wise) or indicators (one column)."""
@@ -462,14 +505,14 @@ def _monte_carlo(prob: Problem, specs, ties, draws: int, rng, workers: int, cano
     # memory: a slice holds about eight int64 arrays of n x per entries, and every worker
     # holds one at a time, so the workers share the batch budget (the chunk, hence every
     # number, is still set by nb)
-    mem = int(max(1, min(nb, _BATCH_BUDGET // max(1, workers) // max(1, n + c * width))))
+    mem = int(max(1, min(nb, _SLICE_BUDGET // max(1, workers) // max(1, n + c * width))))
     per = mem if tied else max(1, min(mem, -(-min(chunk, draws) // workers)))
     parts = []
     pool = ThreadPoolExecutor(max_workers=workers) if workers > 1 else None
     try:
         for start in range(0, draws, chunk):
             size = min(chunk, draws - start)
-            outcomes = sampler.outcomes(rng.random((n, size)))
+            outcomes = sampler.draw(rng, size)          # = sampler.outcomes(rng.random((n, size)))
             slices = [outcomes[:, s:s + per] for s in range(0, size, per)]
             if pool is not None and len(slices) > 1:
                 parts += list(pool.map(run, slices))
@@ -567,29 +610,41 @@ def _bootstrap(prob: Problem, rows: list, ties, B: int, rng, canon, workers: int
     specs = [(row["n_bins"], row["measure"]) for row in rows]
     values = np.empty((len(rows), B))
     block = resampler.block_size(B, workers)
-    blocks = []
-    for lo in range(0, B, block):
+    starts = list(range(0, B, block))
+
+    def multiplicities(lo: int):
+        """The block's multiplicities, drawn in block order (the generator's stream)."""
         hi = min(B, lo + block)
         draws = rng.integers(0, n, size=(hi - lo, n))
         draws += (np.arange(hi - lo, dtype=np.int64) * n)[:, None]
         counts = np.bincount(draws.reshape(-1), minlength=(hi - lo) * n).reshape(hi - lo, n)
+        del draws
         W = np.empty((hi - lo, n), dtype=np.int32 if n < 2 ** 31 else np.int64)
         W[:, canon] = counts
-        blocks.append((lo, hi, W))
+        return lo, hi, W
 
-    inner = 1 if workers > 1 and len(blocks) > 1 else workers   # threads: blocks or plans
+    threaded = workers > 1 and len(starts) > 1
+    inner = 1 if threaded else workers                            # threads: blocks or plans
 
     def run(block):
         lo, hi, W = block
         values[:, lo:hi] = resampler.values_block(W, specs, ties, inner)
 
-    if workers > 1 and len(blocks) > 1:
-        with ThreadPoolExecutor(max_workers=min(workers, len(blocks))) as pool:
-            for f in [pool.submit(run, b) for b in blocks]:
+    if threaded:
+        # blocks are drawn in order by this thread and at most 2 x workers are held at once
+        # (drawing every block first held B x n multiplicities: 800 MB at n = 10^6)
+        pool_size = min(workers, len(starts))
+        with ThreadPoolExecutor(max_workers=pool_size) as pool:
+            pending = []
+            for lo in starts:
+                pending.append(pool.submit(run, multiplicities(lo)))
+                if len(pending) >= 2 * pool_size:
+                    pending.pop(0).result()
+            for f in pending:
                 f.result()
     else:
-        for b in blocks:
-            run(b)
+        for lo in starts:
+            run(multiplicities(lo))
     for row, v in zip(rows, values):
         lo, hi = basic_interval(row["value"], v, CI_LEVEL)
         row.update(ci_lower=lo, ci_upper=hi, ci_level=CI_LEVEL, bootstrap=B)

@@ -975,7 +975,7 @@ def evaluate(predictions, *, labels=None, X=None, n_bins=None, references: bool 
     Each part's time, in seconds:
 
     >>> list(report.timings)
-    ['loading', 'scores', 'binned_rows', 'smooth_ece', 'utility', 'total']
+    ['loading', 'scores', 'binned_rows', 'references', 'p_values', 'intervals', 'smooth_ece', 'utility', 'total']
     """
     work = _Work()
     request = _checked_request(
