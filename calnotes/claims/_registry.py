@@ -294,8 +294,10 @@ def claim_anchor(claim_id: str) -> str:
 
 
 def erratum_anchor(claim_id: str) -> str:
-    """The HTML id of a claim's entry on the errata page (``erratum-000-ex1-1-...``)."""
-    return "erratum-" + claim_id.replace(".", "-").replace("_", "-")
+    """The HTML id of a claim's entry on the errata page (``erratum-000-ex1-1-...``): the
+    page's own target (:func:`calnotes.claims.errata_notes.anchor`)."""
+    from .errata_notes import anchor
+    return anchor(claim_id)
 
 
 def _appendix_link(chapter: str, page: str) -> str:
