@@ -435,6 +435,19 @@ def save_figure(fig, path, *, dpi=None):
                 metadata={PNG_MIN_FONT_KEY: f"{min_font_px(fig, dpi=dpi):.2f}"})
 
 
+
+def _share_bars(twin, edges, share, i: int, color, style) -> None:
+    """The histogram of where the predictions fall (shares of the rows per bin) on the twin
+    axes: filled for the first predictor drawn on a panel, outlines for the next ones (a second
+    filled histogram would hide the first); a fixed [0, 1] axis, so heights are true shares."""
+    if i == 0:
+        twin.bar(edges[:-1], share, width=np.diff(edges), align="edge", color=color,
+                 alpha=0.2, linewidth=0)
+    else:
+        twin.bar(edges[:-1], share, width=np.diff(edges), align="edge", fill=False,
+                 edgecolor=color, linewidth=1, linestyle=style)
+    twin.set_ylim(0, 1)
+
 def _histogram_axes(ax):
     """The twin Axes holding the prediction histograms of ``ax`` (created on first use)."""
     for other in ax.figure.axes:
@@ -560,14 +573,7 @@ def reliability_diagram(y_true, y_prob, n_bins: int = 15, *, binning: str = "wid
         width = stats if binning == "width" else reliability_stats(y_true, y_prob, n_bins,
                                                                   binning="width")
         share = width["count"] / p.shape[0]
-        edges = np.arange(n_bins + 1) / n_bins
-        if i == 0:
-            twin.bar(edges[:-1], share, width=np.diff(edges), align="edge", color=color,
-                     alpha=0.2, linewidth=0)
-        else:                         # outlines, not a second filled histogram on the first
-            twin.bar(edges[:-1], share, width=np.diff(edges), align="edge", fill=False,
-                     edgecolor=color, linewidth=1, linestyle=style)
-        twin.set_ylim(0, 1)           # shares are fractions: a fixed [0, 1] axis, true heights
+        _share_bars(twin, np.arange(n_bins + 1) / n_bins, share, i, color, style)
 
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1)
@@ -858,16 +864,9 @@ def corp_diagram(y_true, y_prob, *, ax=None, label=None, show_hist: bool = True,
 
     if show_hist:
         twin = _histogram_axes(ax)
-        edges = np.arange(21) / 20
         share = np.bincount(_width_bins_unchecked(result.x, 20), weights=result.weight,
                             minlength=20) / result.weight.sum()
-        if i == 0:
-            twin.bar(edges[:-1], share, width=np.diff(edges), align="edge", color=color,
-                     alpha=0.2, linewidth=0)
-        else:                         # outlines, not a second filled histogram on the first
-            twin.bar(edges[:-1], share, width=np.diff(edges), align="edge", fill=False,
-                     edgecolor=color, linewidth=1, linestyle=style)
-        twin.set_ylim(0, 1)
+        _share_bars(twin, np.arange(21) / 20, share, i, color, style)
 
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1)

@@ -1,3 +1,5 @@
+"""The problem of bench_measures.make_problem, repeated here because bench_measures imports the
+peer libraries at import time (not installed on the device machine); keep the two identical."""
 import numpy as np
 SCALE, TEMPERATURE = 5.0, 1.5
 def make_problem(n, k, seed=0, scale=SCALE, temperature=TEMPERATURE):
