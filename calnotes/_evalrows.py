@@ -236,8 +236,7 @@ class NullSampler:
         self.prob = prob
         sc = prob.sc
         self.n, self.c = sc.n, sc.c
-        self.rank = np.empty(self.n, dtype=np.int64)
-        self.rank[canon] = np.arange(self.n)
+        self.canon = np.asarray(canon, dtype=np.int64)        # canonical position -> row
         self.X = np.ascontiguousarray(prob.X, dtype=np.float64)
         if self.c == 1:
             self.left = sc.left
@@ -272,75 +271,61 @@ class NullSampler:
         parallel_ranges(run, self.n, cost=c + labels.shape[1])
         self.known_any = True
 
+    def _empty(self, R: int) -> np.ndarray:
+        if self.c == 1:
+            return np.empty((self.n, R), dtype=bool)
+        return np.empty((self.n, R), dtype=np.int32 if self.c < 2 ** 31 else np.int64)
+
+    def _fill(self, out: np.ndarray, rows: np.ndarray, u: np.ndarray) -> None:
+        """``out[rows]``: the outcomes of input rows ``rows`` from their uniforms ``u`` (shape
+        ``(len(rows), R)``): ``u < x`` (one column) or each row's label by inverse CDF."""
+        c, R = self.c, u.shape[1]
+        if c == 1:
+            out[rows] = u < self.X[rows, :1]
+        elif c <= 16:
+            out[rows] = draw_categorical(np.cumsum(self.X[rows], axis=1), u.T).T
+        else:
+            X = self.X[rows]
+            lab = np.empty(u.shape, dtype=out.dtype)
+            sub = max(1, (1 << 16) // (c + R))          # a sub-block's arrays stay in cache
+
+            def run(lo, hi):
+                for a in range(lo, hi, sub):
+                    b = min(hi, a + sub)
+                    cdf = np.cumsum(X[a:b], axis=1)        # row by row, as draw_categorical
+                    lab[a:b] = inverse_cdf_rows(cdf, u[a:b] * cdf[:, -1:])
+
+            parallel_ranges(run, len(rows), cost=c + R)
+            np.minimum(lab, c - 1, out=lab)
+            out[rows] = lab
+
+    def _blocks(self, R: int) -> list:
+        """``(a, b)``: the blocks of canonical positions drawn at once (about 2^20 uniforms)."""
+        size = max(1, (1 << 20) // R)
+        return [(a, min(self.n, a + size)) for a in range(0, self.n, size)]
+
     def draw(self, rng, R: int) -> np.ndarray:
         """The outcomes of ``R`` replications drawn from ``rng``: the same numbers as
         ``outcomes(rng.random((n, R)))`` (the generator fills rows in order, so drawing the
         canonical rows block by block gives the same uniforms), without holding the ``(n, R)``
         uniforms: memory is the outcomes and one block."""
-        n, c = self.n, self.c
-        canon = np.empty(n, dtype=np.int64)
-        canon[self.rank] = np.arange(n)
-        if c == 1:
-            out = np.empty((n, R), dtype=bool)
-        else:
-            out = np.empty((n, R), dtype=np.int32 if c < 2 ** 31 else np.int64)
-        block = max(1, (1 << 20) // R)
-        for a in range(0, n, block):
-            b = min(n, a + block)
-            rows = canon[a:b]
-            u = rng.random((b - a, R))
-            if c == 1:
-                out[rows] = u < self.X[rows, :1]
-            elif c <= 16:
-                out[rows] = draw_categorical(np.cumsum(self.X[rows], axis=1), u.T).T
-            else:
-                X = self.X[rows]
-                lab = np.empty((b - a, R), dtype=out.dtype)
-                sub = max(1, (1 << 16) // (c + R))      # a sub-block's arrays stay in cache
-
-                def run(lo, hi):
-                    for s in range(lo, hi, sub):
-                        t = min(hi, s + sub)
-                        cdf = np.cumsum(X[s:t], axis=1)    # row by row, as draw_categorical
-                        lab[s:t] = inverse_cdf_rows(cdf, u[s:t] * cdf[:, -1:])
-
-                parallel_ranges(run, b - a, cost=c + R)
-                np.minimum(lab, c - 1, out=lab)
-                out[rows] = lab
-        if c > 1:
+        out = self._empty(R)
+        for a, b in self._blocks(R):
+            self._fill(out, self.canon[a:b], rng.random((b - a, R)))
+        if self.c > 1:
             self._locate(out)
         return out
 
     def outcomes(self, u: np.ndarray) -> np.ndarray:
         """The outcomes of ``u.shape[1]`` replications from uniforms ``u`` (shape ``(n, R)``,
         canonical row order): labels ``(n, R)`` (class-wise) or indicators (one column)."""
-        # the uniforms of the input rows are gathered block by block (u[rank[a:b]]): no
-        # second (n, R) copy, and every temporary of the draws is of one block's size
-        rank = self.rank
-        if self.c == 1:
-            return u[rank] < self.X[:, :1]
-        labels = np.empty(u.shape, dtype=np.int32 if self.c < 2 ** 31 else np.int64)
         R = u.shape[1]
-        if self.c <= 16:
-            block = max(1, (1 << 18) // R)
-            for a in range(0, self.n, block):
-                b = min(self.n, a + block)
-                labels[a:b] = draw_categorical(np.cumsum(self.X[a:b], axis=1),
-                                               u[rank[a:b]].T).T
-            self._locate(labels)
-            return labels
-        block = max(1, (1 << 16) // (self.c + R))      # a block's arrays stay in cache
-
-        def run(lo, hi):            # rows lo..hi, in blocks
-            for a in range(lo, hi, block):
-                b = min(hi, a + block)
-                cdf = np.cumsum(self.X[a:b], axis=1)           # row by row, as draw_categorical
-                labels[a:b] = inverse_cdf_rows(cdf, u[rank[a:b]] * cdf[:, -1:])
-
-        parallel_ranges(run, self.n, cost=self.c + R)
-        np.minimum(labels, self.c - 1, out=labels)
-        self._locate(labels)
-        return labels
+        out = self._empty(R)
+        for a, b in self._blocks(R):
+            self._fill(out, self.canon[a:b], u[a:b])
+        if self.c > 1:
+            self._locate(out)
+        return out
 
     def values(self, outcomes: np.ndarray, by_plan, ties) -> dict:
         """``{(id(plan), name): (R,) values}`` of the replications with ``outcomes``

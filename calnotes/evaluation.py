@@ -67,7 +67,6 @@ from __future__ import annotations
 
 import csv
 import functools
-import hashlib
 import io
 import json
 import math
@@ -550,14 +549,6 @@ def check_out(out, *, force: bool = False, figure: bool = True) -> Path:
         raise PermissionError(f"out (command line: --out): cannot write in {folder}"
                               " (permission denied)")
     return out
-
-
-def _sha256(path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 _OUT_NAME = "out (command line: --out)"

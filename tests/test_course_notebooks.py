@@ -2,11 +2,9 @@
 (calnotes.notebook_markdown): no MyST left, glued numbers filled with the values the run
 glued, an answer and a check cell per exercise; `calnotes run` on a figure sub-page."""
 
-import importlib.util
 import json
 import logging
 import re
-import sys
 from pathlib import Path
 
 import jupytext
@@ -15,18 +13,13 @@ import pytest
 
 from calnotes import chapters, exercises
 from calnotes import notebook_markdown as nm
+from course_script import course_script
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = sorted((ROOT / "book").rglob("*.md"))
 
 
-def _course():
-    spec = importlib.util.spec_from_file_location("calnotes_course_script_nb",
-                                                  ROOT / "scripts" / "course.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+_course = course_script     # scripts/course.py as a module (tests/course_script.py)
 
 
 class _AnyGlue(dict):

@@ -2,10 +2,7 @@
 every exercise of the book is checked or listed as a proof/explanation; and the course
 edition's stripping (scripts/course.py) removes every solution without breaking a chapter."""
 
-import functools
-import importlib.util
 import re
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +14,7 @@ from calnotes import exercises
 from calnotes import utility as ut
 from calnotes.claims import utility as cu
 from calnotes.exercises import NO_CHECKER, check
+from course_script import course_script
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = sorted((ROOT / "book").rglob("*.md"))
@@ -323,15 +321,7 @@ def test_describe_names_every_part():
 # ---------------------------------------------------------------------------------------------
 # the student edition's sources (scripts/course.py), without building it
 # ---------------------------------------------------------------------------------------------
-@functools.cache
-def _course():
-    """scripts/course.py as a module (registered: its dataclasses need sys.modules)."""
-    spec = importlib.util.spec_from_file_location("calnotes_course_script",
-                                                  ROOT / "scripts" / "course.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+_course = course_script     # scripts/course.py as a module (tests/course_script.py)
 
 
 @pytest.mark.parametrize("path", [p for p in SOURCES if "{solution-start}" in p.read_text()],
