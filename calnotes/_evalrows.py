@@ -224,12 +224,14 @@ class NullSampler:
     The uniforms of a chunk of replications are drawn as ``(n, R)``, row ``r`` for the
     ``r``-th row of :func:`canonical_order`, so the draws do not depend on the input row
     order.  Class-wise: each row's label is drawn from its own cumulative probabilities (one
-    search per block of rows for all replications of the chunk: :func:`inverse_cdf_rows`),
-    the distinct entries ``(row, label)`` the chunk hits are located once in their sorted
-    columns (their group starts, which decide the bins), and each draw then finds its entry's
-    by a gather.  Single column: the outcome is ``u < x`` and the group starts are
-    ``SortedColumns.left``.  Row blocks and slices of replications run on the worker threads;
-    no number depends on the split.
+    search per block of rows for all replications of the chunk: :func:`inverse_cdf_rows`);
+    the distinct entries ``(row, label)`` the chunk hits are numbered once (a row's draws hit
+    few distinct classes: about 20 of 1,000 for 200 draws of the benchmark's softmax) and
+    located in their sorted columns (their group starts, which decide the bins); each plan
+    then gives every distinct entry its key ``column * m + bin`` once, and a replication's
+    counts are one gather of those keys and one ``bincount``.  Single column: the outcome is
+    ``u < x`` and the group starts are ``SortedColumns.left``.  Row blocks and slices of
+    replications run on the worker threads; no number depends on the split.
     """
 
     def __init__(self, prob: Problem, canon: np.ndarray):
@@ -240,36 +242,73 @@ class NullSampler:
         self.X = np.ascontiguousarray(prob.X, dtype=np.float64)
         if self.c == 1:
             self.left = sc.left
-        else:                       # located on demand: only the entries the draws hit
-            # (row, column) layout: a row's draws gather from one row (cache lines)
-            self.left = np.empty((self.n, self.c), dtype=np.int32 if self.n < 2 ** 31
-                                 else np.int64)
-            self.known = np.zeros((self.n, self.c), dtype=bool)
-            self.known_any = False
+        else:
+            self._entries = None        # (rows, cols, left) of the chunk's distinct entries
+            self._eid = None            # (n, R): entry number of each draw of the chunk
+            self._keys: dict = {}
 
-    def _locate(self, labels: np.ndarray) -> None:
-        """Group starts of the entries ``(i, labels[i, r])`` not located yet: each distinct
-        entry once, by vectorised binary searches in their sorted columns (a row's draws hit
-        few distinct classes: about 20 of 1,000 for 200 draws of the benchmark's softmax);
-        row ranges on the worker threads."""
-        c = self.c
-        values = self.prob.sc.values
-        known_any = self.known_any
+    def _number_entries(self, labels: np.ndarray) -> None:
+        """Number the distinct entries ``(i, labels[i, r])`` of a chunk in row-major order
+        (``self._eid[i, r]``) and locate each once in its sorted column (``self._entries =
+        (rows, cols, left)``); the per-plan keys of the previous chunk are dropped.
 
-        def run(a, b):
-            need = np.zeros((c, b - a), dtype=bool)
-            need[labels[a:b], np.arange(b - a)[:, None]] = True
-            if known_any:
-                need &= ~self.known[a:b].T
-            entries = np.flatnonzero(need)              # column-major: grouped by column
-            cols = entries // (b - a)
-            rows = entries - cols * (b - a) + a
-            self.left[rows, cols] = searchsorted_rows(values, cols, self.X[rows, cols],
-                                                      "left", workers=1)
-            self.known[a:b] |= need.T
+        Rows are taken in blocks: a block's hits are marked in a small ``(rows, c)`` byte
+        table, whose running sums along each row then give every hit its rank among its
+        row's distinct entries (at most ``R <= 255`` per row); nothing of size ``n x c`` is
+        allocated."""
+        n, c = self.n, self.c
+        R = labels.shape[1]
+        eid = np.empty((n, R), dtype=np.int32 if n * R < 2 ** 31 else np.int64)
+        size = max(1, min(n, (1 << 22) // c))               # rows per block: <= 4 MB table
+        cuts = list(range(0, n, size)) + [n]
+        parts: list = [None] * (len(cuts) - 1)
+        rank_type = np.uint8 if R < 256 else np.int32
 
-        parallel_ranges(run, self.n, cost=c + labels.shape[1])
-        self.known_any = True
+        def run(lo, hi):
+            table = np.empty((min(size, cuts[hi] - cuts[lo]), c), dtype=rank_type)
+            for blk in range(lo, hi):
+                a, b = cuts[blk], cuts[blk + 1]
+                t = table[:b - a]
+                t.fill(0)
+                idx = labels[a:b].astype(np.int64)
+                idx += (np.arange(b - a, dtype=np.int64) * c)[:, None]
+                t.reshape(-1)[idx.reshape(-1)] = 1
+                flat = np.flatnonzero(t)                    # the block's entries, row-major
+                np.cumsum(t, axis=1, out=t)                 # rank + 1 of each entry in its row
+                before = np.zeros(b - a, dtype=np.int64)    # entries of the block's earlier rows
+                np.cumsum(t[:-1, -1], out=before[1:])
+                e = t.reshape(-1)[idx.reshape(-1)].astype(np.int64).reshape(b - a, R)
+                e += before[:, None] - 1
+                eid[a:b] = e
+                parts[blk] = (flat + a * c, flat.shape[0])
+
+        parallel_ranges(run, len(cuts) - 1, cost=size * (c + R))
+        offset = 0
+        for blk, (_, count) in enumerate(parts):            # block numbers -> chunk numbers
+            if offset:
+                eid[cuts[blk]:cuts[blk + 1]] += offset
+            offset += count
+        flat = np.concatenate([f for f, _ in parts])
+        rows, cols = np.divmod(flat, c)
+        # one binary search per entry, grouped by column (NumPy's search, column by column)
+        by_col = np.argsort(cols.astype(np.int16) if c < 2 ** 15 else cols, kind="stable")
+        left = np.empty(flat.shape[0], dtype=np.int64)
+        left[by_col] = searchsorted_rows(self.prob.sc.values, cols[by_col],
+                                         self.X.reshape(-1)[flat[by_col]], "left")
+        self._entries = (rows, cols, left)
+        self._eid = eid
+        self._keys = {}
+
+    def _plan_keys(self, plan) -> np.ndarray:
+        """``column * m + bin`` of every numbered entry under ``plan`` (no straddling tie
+        groups), as :meth:`BinPlan.bins_of_entries` finds the bins (cached per chunk)."""
+        key = id(plan)
+        if key not in self._keys:
+            rows, cols, left = self._entries
+            values = (self.X.reshape(-1)[rows * self.c + cols] if plan.binning == "width"
+                      else None)
+            self._keys[key] = cols * plan.m + plan.bins_of_entries(cols, left, values)
+        return self._keys[key]
 
     def _empty(self, R: int) -> np.ndarray:
         if self.c == 1:
@@ -283,7 +322,16 @@ class NullSampler:
         if c == 1:
             out[rows] = u < self.X[rows, :1]
         elif c <= 16:
-            out[rows] = draw_categorical(np.cumsum(self.X[rows], axis=1), u.T).T
+            # draw_categorical's label #{j < c - 1 : cdf_j <= target} (the cumulative sums
+            # never decrease, so the count is its binary search's answer), counted column
+            # by column in the (rows, R) layout: c - 1 comparisons instead of its log2(c)
+            # rounds of gathers and selections on transposed arrays
+            cdf = np.cumsum(self.X[rows], axis=1)
+            target = u * cdf[:, -1:]
+            lab = np.zeros(u.shape, dtype=out.dtype)
+            for j in range(c - 1):
+                lab += cdf[:, j:j + 1] <= target
+            out[rows] = lab
         else:
             X = self.X[rows]
             lab = np.empty(u.shape, dtype=out.dtype)
@@ -312,9 +360,7 @@ class NullSampler:
         out = self._empty(R)
         for a, b in self._blocks(R):
             self._fill(out, self.canon[a:b], rng.random((b - a, R)))
-        if self.c > 1:
-            self._locate(out)
-        return out
+        return self._keep(out)
 
     def outcomes(self, u: np.ndarray) -> np.ndarray:
         """The outcomes of ``u.shape[1]`` replications from uniforms ``u`` (shape ``(n, R)``,
@@ -323,40 +369,43 @@ class NullSampler:
         out = self._empty(R)
         for a, b in self._blocks(R):
             self._fill(out, self.canon[a:b], u[a:b])
+        return self._keep(out)
+
+    def _keep(self, out: np.ndarray) -> np.ndarray:
+        """Make ``out`` the current chunk (class-wise: its entries numbered)."""
         if self.c > 1:
-            self._locate(out)
+            self._number_entries(out)
+        else:
+            self._chunk = out
         return out
 
-    def values(self, outcomes: np.ndarray, by_plan, ties) -> dict:
-        """``{(id(plan), name): (R,) values}`` of the replications with ``outcomes``
-        (a column slice of :meth:`outcomes`)."""
+    def values(self, lo: int, hi: int, by_plan, ties) -> dict:
+        """``{(id(plan), name): (hi - lo,) values}`` of replications ``lo .. hi - 1`` of the
+        chunk last drawn by :meth:`draw` or :meth:`outcomes`."""
         n, c = self.n, self.c
-        nb = outcomes.shape[1]
+        nb = hi - lo
         out = {}
         if c == 1:
-            rows, b = np.nonzero(outcomes)
+            rows, b = np.nonzero(self._chunk[:, lo:hi])
             loc = Located(np.zeros(rows.shape[0], dtype=np.int64), b.astype(np.int64),
                           self.left[rows, 0].astype(np.int64), rows.astype(np.int64), nb)
             for plan, names in by_plan:
                 for name, v in plan.measure_values(loc, ties, names).items():
                     out[(id(plan), name)] = v
             return out
-        cols = outcomes.ravel().astype(np.int64)                       # row-major: (i, r)
-        rows = np.repeat(np.arange(n, dtype=np.int64), nb)
-        left = self.left.reshape(-1)[rows * c + cols]
-        values = (self.X.reshape(-1)[rows * c + cols]
-                  if any(p.binning == "width" for p, _ in by_plan) else None)
+        eid = self._eid[:, lo:hi].reshape(-1)                         # row-major: (i, r)
         batch = np.tile(np.arange(nb, dtype=np.int64), n)
-        base = batch * c + cols
         loc = None
         for plan, names in by_plan:
+            m = plan.m
             if plan.has_groups:
                 if loc is None:
-                    loc = Located(cols, batch, left.astype(np.int64), rows, nb)
+                    e_rows, e_cols, e_left = self._entries
+                    loc = Located(e_cols[eid], batch, e_left[eid], e_rows[eid], nb)
                 res = plan.measure_values(loc, ties, names)
             else:
-                m = plan.m
-                keys = base * m + plan.bins_of_entries(cols, left, values)
+                keys = batch * (c * m)
+                keys += self._plan_keys(plan)[eid]
                 counts = np.bincount(keys, minlength=nb * c * m).reshape(nb, c, m)
                 res = plan.values_from_counts(counts, names)
             for name, v in res.items():
@@ -391,7 +440,7 @@ def binned_rows(y, P, probs_list: list, bins, ties, *, references=True, draws=0,
              if not (binning == "mass" and m > n)]
     for prob in probs_list:
         single = prob.sc.c == 1
-        mc_specs = []
+        mc_specs, exact_jobs = [], []
         pmf_cache: dict = {}
         for m, name in specs:       # every plan first: one pass for all variance sums
             prob.sc.plan(m, MEASURES[name][1])
@@ -414,15 +463,15 @@ def binned_rows(y, P, probs_list: list, bins, ties, *, references=True, draws=0,
                 row["calibrated_reference"], row["reference_method"] = ref, method
             if draws:
                 if exact_ok:
-                    with _part(progress, "p_values"):
-                        lo, hi = exact_tail_bounds(plan.sum_prob[0], pmfs, value,
-                                                   MEASURES[name][0], n)
-                    row.update(p_value=hi, p_value_method="exact", p_value_lower=lo)
+                    exact_jobs.append((row, plan.sum_prob[0], pmfs, value, MEASURES[name][0]))
                 else:
                     mc_specs.append((row, plan, name))
             rows.append(row)
             if progress is not None:
                 progress.update(1)
+        if exact_jobs:
+            with _part(progress, "p_values"):
+                _exact_p_values(exact_jobs, n, workers)
         canon = None
         if mc_specs or bootstrap:
             canon = canonical_order(prob.X, prob.outcome_key())
@@ -460,6 +509,24 @@ def binned_rows(y, P, probs_list: list, bins, ties, *, references=True, draws=0,
     return rows, notes
 
 
+def _exact_p_values(jobs: list, n: int, workers: int) -> None:
+    """The exact p-value brackets of ``jobs`` (``(row, a, pmfs, value, power)``, one column's
+    rows) by :func:`calnotes.significance.exact_tail_bounds`, the rows on ``workers`` threads
+    (each bracket is computed on its own, so the numbers do not depend on the threads; its
+    FFTs release the GIL)."""
+    def run(job):
+        row, a, pmfs, value, power = job
+        lo, hi = exact_tail_bounds(a, pmfs, value, power, n)
+        row.update(p_value=hi, p_value_method="exact", p_value_lower=lo)
+
+    if workers > 1 and len(jobs) > 1:
+        with ThreadPoolExecutor(max_workers=min(workers, len(jobs))) as pool:
+            list(pool.map(run, jobs))
+    else:
+        for job in jobs:
+            run(job)
+
+
 def _monte_carlo(prob: Problem, specs, ties, draws: int, rng, workers: int, canon):
     """Monte Carlo p-values of ``specs`` (rows, plans, names) for one problem.
 
@@ -478,8 +545,8 @@ def _monte_carlo(prob: Problem, specs, ties, draws: int, rng, workers: int, cano
         by_plan.setdefault(id(plan), (plan, []))[1].append(name)
     by_plan = list(by_plan.values())
 
-    def run(outcomes):
-        values = sampler.values(outcomes, by_plan, ties)
+    def run(bounds):
+        values = sampler.values(*bounds, by_plan, ties)
         return np.array([values[(id(plan), name)] for _, plan, name in specs])
 
     # the slices evaluated at once: nb replications, fewer so that every worker gets one
@@ -497,8 +564,8 @@ def _monte_carlo(prob: Problem, specs, ties, draws: int, rng, workers: int, cano
     try:
         for start in range(0, draws, chunk):
             size = min(chunk, draws - start)
-            outcomes = sampler.draw(rng, size)          # = sampler.outcomes(rng.random((n, size)))
-            slices = [outcomes[:, s:s + per] for s in range(0, size, per)]
+            sampler.draw(rng, size)             # = sampler.outcomes(rng.random((n, size)))
+            slices = [(s, min(size, s + per)) for s in range(0, size, per)]
             if pool is not None and len(slices) > 1:
                 parts += list(pool.map(run, slices))
             else:

@@ -268,8 +268,9 @@ def test_canonical_order_depends_only_on_the_rows():
 
 def test_null_draws_locate_entries_as_the_binary_searches_do():
     """The class-wise null's entries: the labels are those of draw_categorical (k > 16: the
-    per-row search), the group starts located on demand for the drawn entries (over two
-    chunks) equal binary searches of every entry, and the bins of entries
+    per-row search), each chunk's distinct drawn entries (two chunks) are numbered in
+    row-major order, every draw points to its own entry, and their group starts equal
+    binary searches of every entry; the bins of entries
     (equal-width bins from the values, with values on and next to the edges j/m) equal the
     bins of the same positives located by bins_of."""
     rng = np.random.default_rng(13)
@@ -298,12 +299,21 @@ def test_null_draws_locate_entries_as_the_binary_searches_do():
     prob = _evalrows.problems(y, P, top, correct, conf, ("classwise",))[0]
     prob.prepare(1)
     sampler = _evalrows.NullSampler(prob, np.arange(150))
-    hit = np.zeros((150, 20), dtype=bool)
-    for _ in range(2):
-        u = rng.random((150, 3))
+    for R in (3, 40):
+        u = rng.random((150, R))
         labels = sampler.outcomes(u)
         assert np.array_equal(labels, draw_categorical(np.cumsum(P, axis=1), u.T).T)
+        hit = np.zeros((150, 20), dtype=bool)
         hit[np.arange(150)[:, None], labels] = True
-        r, c = np.nonzero(hit)
-        assert np.array_equal(sampler.left[r, c], loc.left.reshape(150, 20)[r, c])
-    assert np.array_equal(sampler.known, hit)
+        r, c = np.nonzero(hit)                              # row-major, as numbered
+        rows, cols, left = sampler._entries
+        assert np.array_equal(rows, r) and np.array_equal(cols, c)
+        assert np.array_equal(left, loc.left.reshape(150, 20)[r, c])
+        eid = sampler._eid
+        assert np.array_equal(rows[eid], np.broadcast_to(np.arange(150)[:, None], (150, R)))
+        assert np.array_equal(cols[eid], labels)
+    # the control: numbering from a chunk with one draw changed must differ
+    changed = labels.copy()
+    changed[0, 0] = (changed[0, 0] + 1) % 20
+    sampler._number_entries(changed)
+    assert not np.array_equal(sampler._entries[1][sampler._eid], labels)
