@@ -250,6 +250,18 @@ def straddling_groups_rows(values: np.ndarray, bounds: np.ndarray,
     return g_col, g_a, g_e, q_g, q_j, q_o
 
 
+def mass_edges(n: int, m: int) -> np.ndarray:
+    """Sorted positions where the ``m`` equal-mass bins of ``n`` samples start, then ``n``:
+    ``floor(j n / m)`` (eq. (1): position ``i`` is in bin ``ceil((i + 1) m / n) - 1``).
+
+    Examples
+    --------
+    >>> mass_edges(10, 3).tolist()
+    [0, 3, 6, 10]
+    """
+    return (np.arange(m + 1, dtype=np.int64) * n) // m
+
+
 def _group_starts_rows(v: np.ndarray) -> np.ndarray:
     """First sorted position of the tie group of every position of each (sorted) row of
     ``v``, shape ``v.shape``, as the smallest integer type that holds ``n``."""
@@ -477,7 +489,7 @@ class BinPlan:
         self._groups: dict | None = None
         self.row_width: np.ndarray | None = None      # width plans of grouped columns
         if binning == "mass":
-            bounds = (np.arange(m + 1, dtype=np.int64) * n) // m
+            bounds = mass_edges(n, m)
             self.starts = np.broadcast_to(bounds, (c, m + 1))
             g_col, g_a, g_e, q_g, q_j, q_o = straddling_groups_rows(sc.values, bounds,
                                                                       sc.workers)

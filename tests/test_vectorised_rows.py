@@ -14,7 +14,11 @@ and the equal-width and equal-mass plans are built for every column together
   thread count (each value is computed on its own column's entries);
 * the batched searches and tie groups against ``np.searchsorted`` and
   ``_ties.straddling_groups`` row by row;
-* a negative control: an off-by-one equal-mass bin edge is caught by the same comparison.
+* one-column resamples are computed from the multiplicities themselves
+  (``Resampler.weighted_values_block``: no resampled rows), checked against the same exact
+  references (the binary cases, both tie rules; ``ties="position"`` with tied predictions);
+* a negative control: an off-by-one equal-mass bin edge is caught by the same comparison,
+  on both paths.
 
 Tolerance against the brute references: they are exact up to one final rounding; calnotes
 sums at most ``n <= 40`` terms of size at most 1 per bin in float64, so each bin sum is off
@@ -120,36 +124,48 @@ def test_the_cases_have_ties_straddling_edges_in_resamples():
     assert np.bincount(q_g).max() >= 2                   # a group meets two bins or more
 
 
-def test_off_by_one_bin_edge_is_caught(monkeypatch):
+@pytest.mark.parametrize("aggregation", ["binary", "classwise"])
+def test_off_by_one_bin_edge_is_caught(aggregation, monkeypatch):
     """Negative control: equal-mass bins whose edges are moved by one sorted position (the
-    last row of each bin counted in the next) fail the comparison with the definition."""
+    last row of each bin counted in the next) fail the comparison with the definition --
+    for one column (the resamples computed from their multiplicities: the edges of
+    ``mass_edges`` moved) and for two (the resampled rows: ``quantile_bin_of_position``)."""
     rng = np.random.default_rng(5)
     P, y = _problem(rng, 20, 2, None)
-    prob = _prob(P, y, "binary")
+    prob = _prob(P, y, aggregation)
     W = _multiplicities(rng, 6, 20)
     specs = [(3, "l1-QECE"), (3, "l2-QECE")]
     want = _plain_values(prob, W, specs, "position")
     good = _evalrows.Resampler(prob).values_block(W, specs, "position")
     assert np.allclose(good, want, rtol=0, atol=ATOL)
+    assert _evalrows.Resampler(prob).weighted("position") == (aggregation == "binary")
 
     def shifted(positions, n_samples, n_bins):
         pos = np.asarray(positions, dtype=np.int64)
         return np.minimum(((pos + 2) * n_bins + n_samples - 1) // n_samples - 1, n_bins - 1)
 
+    def shifted_edges(n, m):
+        edges = _sorted.mass_edges(n, m)
+        edges[1:m] -= 1
+        return edges
+
     monkeypatch.setattr(_sorted, "quantile_bin_of_position", shifted)
+    monkeypatch.setattr(_evalrows, "mass_edges", shifted_edges)
     bad = _evalrows.Resampler(prob).values_block(W, specs, "position")
     assert not np.allclose(bad, want, rtol=0, atol=ATOL)
     # and the error it makes is of the size a row moved across an edge makes
     assert np.abs(bad - want).max() > 100 * ATOL
 
 
+@pytest.mark.parametrize("aggregation", ["binary", "classwise"])
 @pytest.mark.parametrize("ties", ["average", "position"])
-def test_block_size_and_threads_do_not_change_a_bit(ties, monkeypatch):
+def test_block_size_and_threads_do_not_change_a_bit(ties, aggregation, monkeypatch):
     """One resample at a time, blocks of 4, one block; one thread or three with the thread
-    threshold lowered so that the small problem is split: the same values, bit for bit."""
+    threshold lowered so that the small problem is split: the same values, bit for bit
+    (one column: from the multiplicities where :meth:`Resampler.weighted` says so)."""
     rng = np.random.default_rng(3)
-    P, y = _problem(rng, 60, 4, 2)
-    prob = _prob(P, y, "classwise")
+    P, y = _problem(rng, 60, 4, 2 if aggregation == "classwise" else None)
+    prob = _prob(P, y, aggregation)
     W = _multiplicities(rng, 9, 60)
     # ECE with 10 and 60 bins: the resamples keep different numbers of bins (7 or 8; 22 to
     # 28), on both sides of a multiple of 8, where NumPy's pairwise sum groups the terms
