@@ -252,15 +252,23 @@ def _losses_at_labels(y: np.ndarray, P: np.ndarray) -> dict:
     ...   ("zero_one", zero_one_loss)]]
     [True, True, True, True]
     """
-    rows = np.arange(P.shape[0])
-    p_y = P[rows, y]
-    with np.errstate(divide="ignore"):
-        log = -np.log(p_y)
-    sq = np.einsum("ij,ij->i", P, P)
-    return {"log": log,
-            "brier": sq - 2.0 * p_y + 1.0,
-            "spherical": 1.0 - p_y / np.linalg.norm(P, axis=1),
-            "zero_one": (P.argmax(axis=1) != y).astype(np.float64)}
+    from ._sorted import parallel_ranges
+
+    n = P.shape[0]
+    out = {name: np.empty(n) for name in ("log", "brier", "spherical", "zero_one")}
+
+    def run(a, b):              # row blocks on the worker threads: each row on its own
+        Pb, yb = P[a:b], y[a:b]
+        p_y = Pb[np.arange(b - a), yb]
+        with np.errstate(divide="ignore"):
+            out["log"][a:b] = -np.log(p_y)
+        sq = np.einsum("ij,ij->i", Pb, Pb)
+        out["brier"][a:b] = sq - 2.0 * p_y + 1.0
+        out["spherical"][a:b] = 1.0 - p_y / np.linalg.norm(Pb, axis=1)
+        out["zero_one"][a:b] = Pb.argmax(axis=1) != yb
+
+    parallel_ranges(run, n, cost=P.shape[1])
+    return out
 
 
 def _log_loss_from_logits_unchecked(y: np.ndarray, Z: np.ndarray) -> np.ndarray:
