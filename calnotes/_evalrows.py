@@ -57,6 +57,11 @@ _CHUNK_BUDGET = 1 << 24
 #: Entries (resamples x columns x rows) of one block of bootstrap resamples (memory: about
 #: 40 bytes each).
 _RESAMPLE_BLOCK = 1 << 20
+#: Most threads for the draws and resamples of a problem whose tie groups straddle
+#: equal-mass edges (``ties="average"``): their parts are computed shape by shape in Python
+#: (calnotes._ties), so threads contend for the interpreter -- 100,000 x 2 predictions rounded
+#: to two decimals took 20 s on 2 threads and 58 s on 16 (benchmarks/grid_results_16cores.json).
+TIED_THREAD_CAP = 2
 #: Fewest entries of work that are split across threads.
 _MIN_THREAD_WORK = 1 << 17
 
@@ -439,6 +444,15 @@ def binned_rows(y, P, probs_list: list, bins, ties, *, references=True, draws=0,
     rows = []
     specs = [(m, name) for m in bins for name, (_, binning) in MEASURES.items()
              if not (binning == "mass" and m > n)]
+
+    def tie_workers(prob):
+        """Threads for the draws and resamples of ``prob``: at most :data:`TIED_THREAD_CAP`
+        where tie groups straddle its equal-mass edges under ``ties="average"`` (their
+        hypergeometric parts are computed shape by shape in Python, which more threads
+        only make contend for the interpreter)."""
+        tied = ties == "average" and any(plan.has_groups for plan in prob.sc._plans.values())
+        return min(workers, TIED_THREAD_CAP) if tied else workers
+
     for prob in probs_list:
         single = prob.sc.c == 1
         mc_specs, exact_jobs = [], []
@@ -478,7 +492,7 @@ def binned_rows(y, P, probs_list: list, bins, ties, *, references=True, draws=0,
             canon = canonical_order(prob.X, prob.outcome_key())
         if mc_specs:
             with _part(progress, "p_values"):
-                _monte_carlo(prob, mc_specs, ties, draws, rng, workers, canon)
+                _monte_carlo(prob, mc_specs, ties, draws, rng, tie_workers(prob), canon)
         if bootstrap:
             if single or n * prob.sc.c * bootstrap <= CLASSWISE_BOOTSTRAP_BUDGET:
                 mine = [r for r in rows if r["aggregation"] == prob.aggregation
@@ -491,7 +505,8 @@ def binned_rows(y, P, probs_list: list, bins, ties, *, references=True, draws=0,
                 mine = [r for r in mine if "ci_note" not in r]
                 if mine:
                     with _part(progress, "intervals"):
-                        _bootstrap(prob, mine, ties, bootstrap, rng, canon, workers)
+                        _bootstrap(prob, mine, ties, bootstrap, rng, canon,
+                                   tie_workers(prob))
             else:
                 notes.append(f"bootstrap intervals of the {prob.aggregation} rows skipped:"
                              f" n x k x B = {n * prob.sc.c * bootstrap:.2g} exceeds"
