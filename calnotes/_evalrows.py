@@ -57,6 +57,12 @@ _CHUNK_BUDGET = 1 << 24
 #: Entries (resamples x columns x rows) of one block of bootstrap resamples (memory: about
 #: 40 bytes each).
 _RESAMPLE_BLOCK = 1 << 20
+#: Largest ``n x k`` for which the class-wise null numbers and locates every entry ``(row,
+#: class)`` once for all chunks of draws (memory: 12 bytes per entry, plus 4 per entry and
+#: binning plan for the plans' keys: about 470 MB at 2^24 entries and 6 plans); above it
+#: each chunk's distinct drawn entries are numbered and located (at 50,000 x 1,000, 200
+#: draws hit about 10^6 of the 5 x 10^7 entries).
+DENSE_NULL_ENTRIES = 1 << 24
 #: Most threads for the draws and resamples of a problem whose tie groups straddle
 #: equal-mass edges (``ties="average"``): their parts are computed shape by shape in Python
 #: (calnotes._ties), so threads contend for the interpreter -- 100,000 x 2 predictions rounded
@@ -252,6 +258,18 @@ class NullSampler:
             self._entries = None        # (rows, cols, left) of the chunk's distinct entries
             self._eid = None            # (n, R): entry number of each draw of the chunk
             self._keys: dict = {}
+            # few entries in all: every (row, column) numbered and located once, row-major
+            # (entry i c + j), for all chunks; else each chunk's distinct entries
+            self.dense = self.n * self.c <= DENSE_NULL_ENTRIES
+            if self.dense:
+                n, c = self.n, self.c
+                rows = np.repeat(np.arange(n, dtype=np.int64), c)
+                cols = np.tile(np.arange(c, dtype=np.int64), n)
+                left = np.empty(n * c, dtype=np.int64)
+                left.reshape(n, c).T[...] = searchsorted_rows(
+                    sc.values, np.repeat(np.arange(c, dtype=np.int64), n),
+                    self.X.T.reshape(-1), "left").reshape(c, n)
+                self._entries = (rows, cols, left)
 
     def _number_entries(self, labels: np.ndarray) -> None:
         """Number the distinct entries ``(i, labels[i, r])`` of a chunk in row-major order
@@ -264,6 +282,11 @@ class NullSampler:
         allocated."""
         n, c = self.n, self.c
         R = labels.shape[1]
+        if self.dense:                                      # entry i c + label
+            eid = labels.astype(np.int32 if n * c < 2 ** 31 else np.int64)
+            eid += (np.arange(n, dtype=eid.dtype) * eid.dtype.type(c))[:, None]
+            self._eid = eid
+            return
         eid = np.empty((n, R), dtype=np.int32 if n * R < 2 ** 31 else np.int64)
         size = max(1, min(n, (1 << 22) // c))               # rows per block: <= 4 MB table
         cuts = list(range(0, n, size)) + [n]
@@ -313,7 +336,8 @@ class NullSampler:
             rows, cols, left = self._entries
             values = (self.X.reshape(-1)[rows * self.c + cols] if plan.binning == "width"
                       else None)
-            self._keys[key] = cols * plan.m + plan.bins_of_entries(cols, left, values)
+            keys = cols * plan.m + plan.bins_of_entries(cols, left, values)
+            self._keys[key] = keys.astype(np.int32) if self.c * plan.m < 2 ** 31 else keys
         return self._keys[key]
 
     def _empty(self, R: int) -> np.ndarray:
@@ -617,15 +641,19 @@ class Resampler:
         for col, r in enumerate(prob.positives):
             outcome[r, col] = True
         self.sorted_outcome = np.take_along_axis(outcome.T, self.order, axis=1)
-        # one column whose predictions are all distinct: a resample's only ties are copies
-        # of one row (one outcome), so both tie rules give every copy its own position's bin
-        v = sc.values[0]
-        self.distinct = self.c == 1 and not bool((v[1:] == v[:-1]).any())
+        # one column whose tied predictions all have the same outcome (distinct predictions,
+        # or a few rows at exactly 1.0 that are all correct): every tie group of a resample
+        # then holds K = 0 or K = N positives, and ties="average" gives each copy's bin the
+        # positives that ties="position" does
+        self._runs: dict = {}           # equal-width bins as runs of sorted rows, by m
+        v, yo = sc.values[0], self.sorted_outcome[0]
+        self.ties_agree = self.c == 1 and not bool(
+            ((v[1:] == v[:-1]) & (yo[1:] != yo[:-1])).any())
 
     def weighted(self, ties: str) -> bool:
         """Whether :meth:`weighted_values_block` computes this problem's resamples: one
-        column, with ``ties="position"`` or all predictions distinct."""
-        return self.c == 1 and (ties == "position" or self.distinct)
+        column, with ``ties="position"`` or no tie group holding both outcomes."""
+        return self.c == 1 and (ties == "position" or self.ties_agree)
 
     def weighted_values_block(self, W: np.ndarray, specs) -> np.ndarray:
         """:meth:`values_block` of a one-column problem from the multiplicities themselves,
@@ -633,8 +661,9 @@ class Resampler:
 
         In each column's stable sorted order, row ``i``'s ``w_i`` copies occupy the resample's
         sorted positions ``[C_i - w_i, C_i)`` (``C`` the running sums of ``w``), and each copy
-        is in the bin of its own position (distinct predictions, or ``ties="position"``:
-        copies and tied rows in sorted order).  An equal-mass edge at position ``B`` cuts
+        is in the bin of its own position (``ties="position"``: copies and tied rows in sorted
+        order; ``"average"`` where every tie group has one outcome: a group with ``K = 0`` or
+        ``K = N`` positives puts ``0`` or ``o`` of them in a bin it meets ``o`` times).  An equal-mass edge at position ``B`` cuts
         the first row with ``C_i > B`` (one binary search per edge and resample); a bin's
         count is ``B_{j+1} - B_j``, its positives are differences of the running sums of
         ``w y`` (integers, exact), its sum of predictions is one ``reduceat`` of ``w x`` over
@@ -646,14 +675,20 @@ class Resampler:
         rational sums to 1e-12).  Work: a few passes over the ``(Bb, n)`` multiplicities and
         ``O(Bb m log n)`` per plan, instead of every plan over the ``Bb n`` resampled rows.
         """
-        Bb, n = W.shape[0], self.n
+        return self.weighted_values_sorted(W[:, self.order[0]], specs)
+
+    def weighted_values_sorted(self, ws: np.ndarray, specs) -> np.ndarray:
+        """:meth:`weighted_values_block` of multiplicities ``ws`` given in the column's
+        sorted order (shape ``(Bb, n)``)."""
+        Bb, n = ws.shape[0], self.n
         v = self.sc.values[0]
-        ws = W[:, self.order[0]].astype(np.int64)                   # sorted order
-        C = np.cumsum(ws, axis=1)                                   # ends of the copies
-        PY = np.zeros((Bb, n + 1), dtype=np.int64)                  # positives before row i
+        itype = np.int32 if n < 2 ** 31 else np.int64              # counts up to n
+        ws = np.asarray(ws, dtype=itype)
+        PC = np.zeros((Bb, n + 1), dtype=itype)                     # copies before row i
+        C = PC[:, 1:]                                               # ends of the copies
+        np.cumsum(ws, axis=1, out=C)
+        PY = np.zeros((Bb, n + 1), dtype=itype)                     # positives before row i
         np.cumsum(ws * self.sorted_outcome[0], axis=1, out=PY[:, 1:])
-        PC = np.zeros((Bb, n + 1), dtype=np.int64)                  # copies before row i
-        PC[:, 1:] = C
         wx = (ws * v).reshape(-1)
         row0 = (np.arange(Bb, dtype=np.int64) * n)[:, None]
         yv = self.sorted_outcome[0].astype(np.int64)
@@ -665,8 +700,9 @@ class Resampler:
             if binning == "mass":
                 edges = mass_edges(n, m)
                 inner = edges[1:m]
-                cut = searchsorted_rows(C, np.repeat(np.arange(Bb, dtype=np.int64), m - 1),
-                                        np.tile(inner, Bb), "right").reshape(Bb, m - 1)
+                # the first row whose copies end after the edge (PC[i + 1] = C[i] > edge)
+                cut = searchsorted_rows(PC, np.repeat(np.arange(Bb, dtype=np.int64), m - 1),
+                                        np.tile(inner, Bb), "right").reshape(Bb, m - 1) - 1
                 # copies of the cut row before the edge (0 <= before < its multiplicity)
                 before = inner[None, :] - np.take_along_axis(PC, cut, axis=1)
                 starts = np.zeros((Bb, m), dtype=np.int64)
@@ -682,7 +718,10 @@ class Resampler:
                 sum_outcome = np.diff(pos, axis=1)
                 count = np.broadcast_to(np.diff(edges).astype(np.float64), (Bb, m))
             else:
-                runs = np.searchsorted(width_raw_bins(v, m), np.arange(m + 1), "left")
+                if m not in self._runs:     # the same runs for every resample
+                    self._runs[m] = np.searchsorted(width_raw_bins(v, m), np.arange(m + 1),
+                                                    "left")
+                runs = self._runs[m]
                 filled = np.flatnonzero(runs[1:] > runs[:-1])
                 sum_prob = np.zeros((Bb, m))
                 sum_prob[:, filled] = np.add.reduceat(
@@ -759,13 +798,22 @@ def _bootstrap(prob: Problem, rows: list, ties, B: int, rng, canon, workers: int
     block = resampler.block_size(B, workers)
     starts = list(range(0, B, block))
 
+    weighted = resampler.weighted(ties)
+    if weighted:        # canonical position of each sorted row: counts straight to sorted order
+        rank = np.empty(n, dtype=np.int64)
+        rank[canon] = np.arange(n, dtype=np.int64)
+        to_sorted = rank[resampler.order[0]]
+
     def multiplicities(lo: int):
-        """The block's multiplicities, drawn in block order (the generator's stream)."""
+        """The block's multiplicities, drawn in block order (the generator's stream): in
+        input row order, or in the sorted order for :meth:`Resampler.weighted_values_sorted`."""
         hi = min(B, lo + block)
         draws = rng.integers(0, n, size=(hi - lo, n))
         draws += (np.arange(hi - lo, dtype=np.int64) * n)[:, None]
         counts = np.bincount(draws.reshape(-1), minlength=(hi - lo) * n).reshape(hi - lo, n)
         del draws
+        if weighted:
+            return lo, hi, counts[:, to_sorted]
         W = np.empty((hi - lo, n), dtype=np.int32 if n < 2 ** 31 else np.int64)
         W[:, canon] = counts
         return lo, hi, W
@@ -775,7 +823,8 @@ def _bootstrap(prob: Problem, rows: list, ties, B: int, rng, canon, workers: int
 
     def run(block):
         lo, hi, W = block
-        values[:, lo:hi] = resampler.values_block(W, specs, ties, inner)
+        values[:, lo:hi] = (resampler.weighted_values_sorted(W, specs) if weighted
+                            else resampler.values_block(W, specs, ties, inner))
 
     if threaded:
         # blocks are drawn in order by this thread and at most 2 x workers are held at once

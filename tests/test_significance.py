@@ -266,7 +266,8 @@ def test_canonical_order_depends_only_on_the_rows():
     assert np.array_equal(key[perm][again], key[order])
 
 
-def test_null_draws_locate_entries_as_the_binary_searches_do():
+@pytest.mark.parametrize("dense", [True, False])
+def test_null_draws_locate_entries_as_the_binary_searches_do(dense, monkeypatch):
     """The class-wise null's entries: the labels are those of draw_categorical (k > 16: the
     per-row search), each chunk's distinct drawn entries (two chunks) are numbered in
     row-major order, every draw points to its own entry, and their group starts equal
@@ -298,14 +299,19 @@ def test_null_draws_locate_entries_as_the_binary_searches_do():
     conf, top, correct = confidence_scores(y, P)
     prob = _evalrows.problems(y, P, top, correct, conf, ("classwise",))[0]
     prob.prepare(1)
+    if not dense:       # every chunk's distinct entries, as for large n x k
+        monkeypatch.setattr(_evalrows, "DENSE_NULL_ENTRIES", 0)
     sampler = _evalrows.NullSampler(prob, np.arange(150))
+    assert sampler.dense == dense
     for R in (3, 40):
         u = rng.random((150, R))
         labels = sampler.outcomes(u)
         assert np.array_equal(labels, draw_categorical(np.cumsum(P, axis=1), u.T).T)
-        hit = np.zeros((150, 20), dtype=bool)
-        hit[np.arange(150)[:, None], labels] = True
-        r, c = np.nonzero(hit)                              # row-major, as numbered
+        hit = np.ones((150, 20), dtype=bool)               # dense: every entry, row-major
+        if not dense:                                       # the chunk's, row-major
+            hit[...] = False
+            hit[np.arange(150)[:, None], labels] = True
+        r, c = np.nonzero(hit)
         rows, cols, left = sampler._entries
         assert np.array_equal(rows, r) and np.array_equal(cols, c)
         assert np.array_equal(left, loc.left.reshape(150, 20)[r, c])

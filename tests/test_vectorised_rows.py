@@ -108,6 +108,36 @@ def test_resample_block_is_the_measure_on_each_resample(n, k, decimals, aggregat
     assert np.allclose(got, want, rtol=0, atol=ATOL), np.abs(got - want).max()
 
 
+def test_tie_groups_of_one_outcome_are_computed_from_multiplicities():
+    """ties="average" on one column whose tie groups each hold one outcome (predictions on a
+    coarse grid, outcome a function of the prediction): the resamples are computed from their
+    multiplicities and equal the definition (tie groups straddle the edges in the resamples);
+    a group with both outcomes sends the problem back to the resampled rows."""
+    rng = np.random.default_rng(21)
+    n = 30
+    p = rng.integers(1, 6, size=n) / 6.0
+    y = (p > 0.5).astype(int)                               # one outcome per tie group
+    P = np.stack([1 - p, p], axis=1)
+    prob = _prob(P, y, "binary")
+    resampler = _evalrows.Resampler(prob)
+    assert resampler.weighted("average")
+    W = _multiplicities(rng, 8, n)
+    specs = [(1, "l1-QECE"), (2, "ECE"), (3, "l1-QECE"), (4, "l2-QECE"), (7, "l1-QECE")]
+    got = resampler.values_block(W, specs, "average")
+    want = _plain_values(prob, W, specs, "average")
+    assert np.allclose(got, want, rtol=0, atol=ATOL), np.abs(got - want).max()
+    y2 = y.copy()
+    y2[np.flatnonzero(p == p[0])[0]] ^= 1                   # one group with both outcomes
+    mixed = _evalrows.Resampler(_prob(P, y2, "binary"))
+    assert not mixed.weighted("average")
+    want2 = _plain_values(_prob(P, y2, "binary"), W, specs, "average")
+    assert np.allclose(mixed.values_block(W, specs, "average"), want2, rtol=0, atol=ATOL)
+    # control: forced onto the multiplicities, the mixed group's positions are wrong
+    mixed.ties_agree = True
+    forced = mixed.values_block(W, specs, "average")
+    assert np.abs(forced - want2).max() > 100 * ATOL
+
+
 def test_the_cases_have_ties_straddling_edges_in_resamples():
     """The cases above are not vacuous: resamples of the rounded problems have tie groups
     across equal-mass edges (the hypergeometric parts) and groups spanning several bins."""
