@@ -63,6 +63,10 @@ _RESAMPLE_BLOCK = 1 << 20
 #: each chunk's distinct drawn entries are numbered and located (at 50,000 x 1,000, 200
 #: draws hit about 10^6 of the 5 x 10^7 entries).
 DENSE_NULL_ENTRIES = 1 << 24
+#: Most columns for which the class-wise null counts a replication's outcomes per bin from
+#: running sums in each column's sorted order (c passes over the draws) rather than by one
+#: key per drawn entry and binning plan (a ``bincount`` per plan): fewer passes for c <= 4.
+SORTED_NULL_COLUMNS = 4
 #: Most threads for the draws and resamples of a problem whose tie groups straddle
 #: equal-mass edges (``ties="average"``): their parts are computed shape by shape in Python
 #: (calnotes._ties), so threads contend for the interpreter -- 100,000 x 2 predictions rounded
@@ -261,6 +265,11 @@ class NullSampler:
             # few entries in all: every (row, column) numbered and located once, row-major
             # (entry i c + j), for all chunks; else each chunk's distinct entries
             self.dense = self.n * self.c <= DENSE_NULL_ENTRIES
+            # few columns: each column's stable sorting order, so that a replication's counts
+            # in bins without straddling tie groups (runs of sorted positions) are
+            # differences of running sums of its outcomes in that order
+            self._orders = ([np.argsort(self.X[:, j], kind="stable") for j in range(self.c)]
+                            if self.c <= SORTED_NULL_COLUMNS else None)
             if self.dense:
                 n, c = self.n, self.c
                 rows = np.repeat(np.arange(n, dtype=np.int64), c)
@@ -282,6 +291,9 @@ class NullSampler:
         allocated."""
         n, c = self.n, self.c
         R = labels.shape[1]
+        self._chunk = labels
+        if self._orders is not None:    # each column's outcomes of the chunk, in its order
+            self._hits = [labels[order] == j for j, order in enumerate(self._orders)]
         if self.dense:                                      # entry i c + label
             eid = labels.astype(np.int32 if n * c < 2 ** 31 else np.int64)
             eid += (np.arange(n, dtype=eid.dtype) * eid.dtype.type(c))[:, None]
@@ -423,6 +435,10 @@ class NullSampler:
                 for name, v in plan.measure_values(loc, ties, names).items():
                     out[(id(plan), name)] = v
             return out
+        if self._orders is not None:
+            by_plan = self._counts_from_orders(lo, hi, by_plan, out)
+            if not by_plan:
+                return out
         eid = self._eid[:, lo:hi].reshape(-1)                         # row-major: (i, r)
         batch = np.tile(np.arange(nb, dtype=np.int64), n)
         loc = None
@@ -441,6 +457,29 @@ class NullSampler:
             for name, v in res.items():
                 out[(id(plan), name)] = v.reshape(nb, c).mean(axis=1)
         return out
+
+
+    def _counts_from_orders(self, lo: int, hi: int, by_plan, out: dict) -> list:
+        """Values of the plans of ``by_plan`` without straddling tie groups for replications
+        ``lo .. hi - 1`` (few columns): per column, the replications' outcomes in the column's
+        sorted order, their running sums, and each bin's count as a difference of two of them
+        (every bin is a run of sorted positions; integers, so the counts are the ones
+        ``bincount`` gives).  Returns the plans left (those with straddling groups)."""
+        n, c, nb = self.n, self.c, hi - lo
+        mine = [(plan, names) for plan, names in by_plan if not plan.has_groups]
+        if not mine:
+            return by_plan
+        counts = [np.empty((nb, c, plan.m), dtype=np.int64) for plan, _ in mine]
+        run = np.zeros((n + 1, nb), dtype=np.int32 if n < 2 ** 31 else np.int64)
+        for j in range(c):
+            np.cumsum(self._hits[j][:, lo:hi], axis=0, out=run[1:])
+            for (plan, _), cnt in zip(mine, counts):
+                s = plan.starts[j]
+                cnt[:, j, :] = (run[s[1:]] - run[s[:-1]]).T
+        for (plan, names), cnt in zip(mine, counts):
+            for name, v in plan.values_from_counts(cnt, names).items():
+                out[(id(plan), name)] = v.reshape(nb, c).mean(axis=1)
+        return [(plan, names) for plan, names in by_plan if plan.has_groups]
 
 
 def _part(progress, name: str):

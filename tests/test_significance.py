@@ -323,3 +323,39 @@ def test_null_draws_locate_entries_as_the_binary_searches_do(dense, monkeypatch)
     changed[0, 0] = (changed[0, 0] + 1) % 20
     sampler._number_entries(changed)
     assert not np.array_equal(sampler._entries[1][sampler._eid], labels)
+
+
+@pytest.mark.parametrize("k, decimals", [(2, None), (3, 1), (4, 2)])
+def test_null_counts_from_sorted_orders_equal_the_per_entry_counts(k, decimals, monkeypatch):
+    """Few columns: a replication's bin counts from running sums in each column's sorted
+    order (plans without straddling tie groups) equal the per-entry keys' ``bincount``, value
+    for value, for every plan of the report (equal-width and equal-mass, 1 to n bins); the
+    control reverses one column's order, which moves outcomes to other bins."""
+    rng = np.random.default_rng(40 + k)
+    if decimals is None:
+        P = rng.dirichlet(np.ones(k), size=60)
+        y = (P.cumsum(axis=1) > rng.random((60, 1))).argmax(axis=1)
+    else:
+        P, y = _tied_problem(rng, 60, k, decimals)
+    conf, top, correct = confidence_scores(y, P)
+    prob = _evalrows.problems(y, P, top, correct, conf, ("classwise",))[0]
+    prob.prepare(1)
+    by_plan = [(prob.sc.plan(m, binning), names) for m in (1, 3, 7, 60)
+               for binning, names in (("width", ["ECE"]), ("mass", ["l1-QECE", "l2-QECE"]))]
+    u = rng.random((60, 25))
+
+    def values(columns):
+        monkeypatch.setattr(_evalrows, "SORTED_NULL_COLUMNS", columns)
+        sampler = _evalrows.NullSampler(prob, np.arange(60))
+        sampler.outcomes(u)
+        return sampler, sampler.values(0, 25, by_plan, "average")
+
+    sorted_sampler, got = values(4)
+    assert sorted_sampler._orders is not None
+    _, want = values(0)
+    assert got.keys() == want.keys()
+    assert all(np.array_equal(got[key], want[key]) for key in want)
+    assert any(not plan.has_groups for plan, _ in by_plan)
+    sorted_sampler._hits[0] = sorted_sampler._hits[0][::-1]              # control: order reversed
+    bad = sorted_sampler.values(0, 25, by_plan, "average")
+    assert any(not np.array_equal(bad[key], want[key]) for key in want)
