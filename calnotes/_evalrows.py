@@ -57,12 +57,14 @@ _CHUNK_BUDGET = 1 << 24
 #: Entries (resamples x columns x rows) of one block of bootstrap resamples (memory: about
 #: 40 bytes each).
 _RESAMPLE_BLOCK = 1 << 20
-#: Largest ``n x k`` for which the class-wise null numbers and locates every entry ``(row,
-#: class)`` once for all chunks of draws (memory: 12 bytes per entry, plus 4 per entry and
-#: binning plan for the plans' keys: about 470 MB at 2^24 entries and 6 plans); above it
-#: each chunk's distinct drawn entries are numbered and located (at 50,000 x 1,000, 200
-#: draws hit about 10^6 of the 5 x 10^7 entries).
+#: Largest ``n x k`` and ``k`` for which the class-wise null numbers and locates every entry
+#: ``(row, class)`` once for all chunks of draws (memory: 24 bytes per entry, plus 4 per entry
+#: and binning plan for the plans' keys: about 800 MB at 2^24 entries and 6 plans); otherwise
+#: each chunk's distinct drawn entries are numbered and located.  With few classes the draws
+#: hit nearly every entry, with many only a few per row (at 50,000 x 1,000, 200 draws hit
+#: about 10^6 of the 5 x 10^7): locating every entry made 10^4 x 1,000 four times slower.
 DENSE_NULL_ENTRIES = 1 << 24
+DENSE_NULL_COLUMNS = 16
 #: Most columns for which the class-wise null counts a replication's outcomes per bin from
 #: running sums in each column's sorted order (c passes over the draws) rather than by one
 #: key per drawn entry and binning plan (a ``bincount`` per plan): fewer passes for c <= 4.
@@ -264,7 +266,8 @@ class NullSampler:
             self._keys: dict = {}
             # few entries in all: every (row, column) numbered and located once, row-major
             # (entry i c + j), for all chunks; else each chunk's distinct entries
-            self.dense = self.n * self.c <= DENSE_NULL_ENTRIES
+            self.dense = (self.c <= DENSE_NULL_COLUMNS
+                          and self.n * self.c <= DENSE_NULL_ENTRIES)
             # few columns: each column's stable sorting order, so that a replication's counts
             # in bins without straddling tie groups (runs of sorted positions) are
             # differences of running sums of its outcomes in that order

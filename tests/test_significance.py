@@ -299,7 +299,9 @@ def test_null_draws_locate_entries_as_the_binary_searches_do(dense, monkeypatch)
     conf, top, correct = confidence_scores(y, P)
     prob = _evalrows.problems(y, P, top, correct, conf, ("classwise",))[0]
     prob.prepare(1)
-    if not dense:       # every chunk's distinct entries, as for large n x k
+    if dense:           # every entry once (20 classes: above the default column limit)
+        monkeypatch.setattr(_evalrows, "DENSE_NULL_COLUMNS", 20)
+    else:               # every chunk's distinct entries, as for large n x k
         monkeypatch.setattr(_evalrows, "DENSE_NULL_ENTRIES", 0)
     sampler = _evalrows.NullSampler(prob, np.arange(150))
     assert sampler.dense == dense
