@@ -258,6 +258,9 @@ class NullSampler:
         self.n, self.c = sc.n, sc.c
         self.canon = np.asarray(canon, dtype=np.int64)        # canonical position -> row
         self.X = np.ascontiguousarray(prob.X, dtype=np.float64)
+        # outcomes are kept in the canonical order (row p: the row canon[p]); with few
+        # columns the predictions too, so that each chunk reads them in order
+        self.Xc = self.X[self.canon] if self.c <= DENSE_NULL_COLUMNS else None
         if self.c == 1:
             self.left = sc.left
         else:
@@ -271,22 +274,28 @@ class NullSampler:
             # few columns: each column's stable sorting order, so that a replication's counts
             # in bins without straddling tie groups (runs of sorted positions) are
             # differences of running sums of its outcomes in that order
-            self._orders = ([np.argsort(self.X[:, j], kind="stable") for j in range(self.c)]
-                            if self.c <= SORTED_NULL_COLUMNS else None)
-            if self.dense:
+            # (as canonical positions)
+            self._orders = None
+            if self.c <= SORTED_NULL_COLUMNS:
+                position = np.empty(self.n, dtype=np.int64)
+                position[self.canon] = np.arange(self.n, dtype=np.int64)
+                self._orders = [position[np.argsort(self.X[:, j], kind="stable")]
+                                for j in range(self.c)]
+            if self.dense:          # entry p c + j: row canon[p], column j
                 n, c = self.n, self.c
-                rows = np.repeat(np.arange(n, dtype=np.int64), c)
+                rows = np.repeat(self.canon, c)
                 cols = np.tile(np.arange(c, dtype=np.int64), n)
-                left = np.empty(n * c, dtype=np.int64)
-                left.reshape(n, c).T[...] = searchsorted_rows(
+                left = np.empty((n, c), dtype=np.int64)
+                left.T[...] = searchsorted_rows(
                     sc.values, np.repeat(np.arange(c, dtype=np.int64), n),
                     self.X.T.reshape(-1), "left").reshape(c, n)
-                self._entries = (rows, cols, left)
+                self._entries = (rows, cols, left[self.canon].reshape(-1))
 
     def _number_entries(self, labels: np.ndarray) -> None:
-        """Number the distinct entries ``(i, labels[i, r])`` of a chunk in row-major order
-        (``self._eid[i, r]``) and locate each once in its sorted column (``self._entries =
-        (rows, cols, left)``); the per-plan keys of the previous chunk are dropped.
+        """Number the distinct entries ``(p, labels[p, r])`` of a chunk (``p`` a canonical
+        position) in position-major order (``self._eid[p, r]``) and locate each once in its
+        sorted column (``self._entries = (rows, cols, left)``, ``rows`` the input rows); the
+        per-plan keys of the previous chunk are dropped.
 
         Rows are taken in blocks: a block's hits are marked in a small ``(rows, c)`` byte
         table, whose running sums along each row then give every hit its rank among its
@@ -297,10 +306,8 @@ class NullSampler:
         self._chunk = labels
         if self._orders is not None:    # each column's outcomes of the chunk, in its order
             self._hits = [labels[order] == j for j, order in enumerate(self._orders)]
-        if self.dense:                                      # entry i c + label
-            eid = labels.astype(np.int32 if n * c < 2 ** 31 else np.int64)
-            eid += (np.arange(n, dtype=eid.dtype) * eid.dtype.type(c))[:, None]
-            self._eid = eid
+        if self.dense:          # entry p c + label: computed per slice (_entry_numbers)
+            self._eid = None
             return
         eid = np.empty((n, R), dtype=np.int32 if n * R < 2 ** 31 else np.int64)
         size = max(1, min(n, (1 << 22) // c))               # rows per block: <= 4 MB table
@@ -333,12 +340,13 @@ class NullSampler:
                 eid[cuts[blk]:cuts[blk + 1]] += offset
             offset += count
         flat = np.concatenate([f for f, _ in parts])
-        rows, cols = np.divmod(flat, c)
+        pos, cols = np.divmod(flat, c)
+        rows = self.canon[pos]
         # one binary search per entry, grouped by column (NumPy's search, column by column)
         by_col = np.argsort(cols.astype(np.int16) if c < 2 ** 15 else cols, kind="stable")
         left = np.empty(flat.shape[0], dtype=np.int64)
         left[by_col] = searchsorted_rows(self.prob.sc.values, cols[by_col],
-                                         self.X.reshape(-1)[flat[by_col]], "left")
+                                         self.X.reshape(-1)[(rows * c + cols)[by_col]], "left")
         self._entries = (rows, cols, left)
         self._eid = eid
         self._keys = {}
@@ -360,37 +368,37 @@ class NullSampler:
             return np.empty((self.n, R), dtype=bool)
         return np.empty((self.n, R), dtype=np.int32 if self.c < 2 ** 31 else np.int64)
 
-    def _fill(self, out: np.ndarray, rows: np.ndarray, u: np.ndarray) -> None:
-        """``out[rows]``: the outcomes of input rows ``rows`` from their uniforms ``u`` (shape
-        ``(len(rows), R)``): ``u < x`` (one column) or each row's label by inverse CDF."""
+    def _fill(self, out: np.ndarray, a: int, b: int, u: np.ndarray) -> None:
+        """``out[a:b]``: the outcomes of canonical positions ``a .. b - 1`` (input rows
+        ``canon[a:b]``) from their uniforms ``u`` (shape ``(b - a, R)``): ``u < x`` (one
+        column) or each row's label by inverse CDF."""
         c, R = self.c, u.shape[1]
+        X = self.Xc[a:b] if self.Xc is not None else self.X[self.canon[a:b]]
         if c == 1:
-            out[rows] = u < self.X[rows, :1]
+            out[a:b] = u < X
         elif c <= 16:
             # draw_categorical's label #{j < c - 1 : cdf_j <= target} (the cumulative sums
             # never decrease, so the count is its binary search's answer), counted column
             # by column in the (rows, R) layout: c - 1 comparisons instead of its log2(c)
             # rounds of gathers and selections on transposed arrays
-            cdf = np.cumsum(self.X[rows], axis=1)
+            cdf = np.cumsum(X, axis=1)
             target = u * cdf[:, -1:]
             lab = np.zeros(u.shape, dtype=out.dtype)
             for j in range(c - 1):
                 lab += cdf[:, j:j + 1] <= target
-            out[rows] = lab
+            out[a:b] = lab
         else:
-            X = self.X[rows]
-            lab = np.empty(u.shape, dtype=out.dtype)
+            lab = out[a:b]
             sub = max(1, (1 << 16) // (c + R))          # a sub-block's arrays stay in cache
 
             def run(lo, hi):
-                for a in range(lo, hi, sub):
-                    b = min(hi, a + sub)
-                    cdf = np.cumsum(X[a:b], axis=1)        # row by row, as draw_categorical
-                    lab[a:b] = inverse_cdf_rows(cdf, u[a:b] * cdf[:, -1:])
+                for s in range(lo, hi, sub):
+                    e = min(hi, s + sub)
+                    cdf = np.cumsum(X[s:e], axis=1)        # row by row, as draw_categorical
+                    lab[s:e] = inverse_cdf_rows(cdf, u[s:e] * cdf[:, -1:])
 
-            parallel_ranges(run, len(rows), cost=c + R)
+            parallel_ranges(run, b - a, cost=c + R)
             np.minimum(lab, c - 1, out=lab)
-            out[rows] = lab
 
     def _blocks(self, R: int) -> list:
         """``(a, b)``: the blocks of canonical positions drawn at once (about 2^20 uniforms)."""
@@ -404,16 +412,17 @@ class NullSampler:
         uniforms: memory is the outcomes and one block."""
         out = self._empty(R)
         for a, b in self._blocks(R):
-            self._fill(out, self.canon[a:b], rng.random((b - a, R)))
+            self._fill(out, a, b, rng.random((b - a, R)))
         return self._keep(out)
 
     def outcomes(self, u: np.ndarray) -> np.ndarray:
-        """The outcomes of ``u.shape[1]`` replications from uniforms ``u`` (shape ``(n, R)``,
-        canonical row order): labels ``(n, R)`` (class-wise) or indicators (one column)."""
+        """The outcomes of ``u.shape[1]`` replications from uniforms ``u`` (shape ``(n, R)``),
+        both in canonical row order (row ``p`` for input row ``canon[p]``): labels ``(n, R)``
+        (class-wise) or indicators (one column)."""
         R = u.shape[1]
         out = self._empty(R)
         for a, b in self._blocks(R):
-            self._fill(out, self.canon[a:b], u[a:b])
+            self._fill(out, a, b, u[a:b])
         return self._keep(out)
 
     def _keep(self, out: np.ndarray) -> np.ndarray:
@@ -431,9 +440,10 @@ class NullSampler:
         nb = hi - lo
         out = {}
         if c == 1:
-            rows, b = np.nonzero(self._chunk[:, lo:hi])
+            pos, b = np.nonzero(self._chunk[:, lo:hi])
+            rows = self.canon[pos]
             loc = Located(np.zeros(rows.shape[0], dtype=np.int64), b.astype(np.int64),
-                          self.left[rows, 0].astype(np.int64), rows.astype(np.int64), nb)
+                          self.left[rows, 0].astype(np.int64), rows, nb)
             for plan, names in by_plan:
                 for name, v in plan.measure_values(loc, ties, names).items():
                     out[(id(plan), name)] = v
@@ -442,7 +452,7 @@ class NullSampler:
             by_plan = self._counts_from_orders(lo, hi, by_plan, out)
             if not by_plan:
                 return out
-        eid = self._eid[:, lo:hi].reshape(-1)                         # row-major: (i, r)
+        eid = self._entry_numbers(lo, hi)
         batch = np.tile(np.arange(nb, dtype=np.int64), n)
         loc = None
         for plan, names in by_plan:
@@ -461,6 +471,16 @@ class NullSampler:
                 out[(id(plan), name)] = v.reshape(nb, c).mean(axis=1)
         return out
 
+
+    def _entry_numbers(self, lo: int, hi: int) -> np.ndarray:
+        """Entry numbers of the draws of replications ``lo .. hi - 1``, flat in the order
+        ``(position, replication)``."""
+        if self._eid is not None:
+            return self._eid[:, lo:hi].reshape(-1)
+        labels = self._chunk[:, lo:hi]                              # dense: p c + label
+        eid = labels.astype(np.int32 if self.n * self.c < 2 ** 31 else np.int64)
+        eid += (np.arange(self.n, dtype=eid.dtype) * eid.dtype.type(self.c))[:, None]
+        return eid.reshape(-1)
 
     def _counts_from_orders(self, lo: int, hi: int, by_plan, out: dict) -> list:
         """Values of the plans of ``by_plan`` without straddling tie groups for replications

@@ -317,14 +317,24 @@ def test_null_draws_locate_entries_as_the_binary_searches_do(dense, monkeypatch)
         rows, cols, left = sampler._entries
         assert np.array_equal(rows, r) and np.array_equal(cols, c)
         assert np.array_equal(left, loc.left.reshape(150, 20)[r, c])
-        eid = sampler._eid
+        eid = sampler._entry_numbers(0, R).reshape(150, R)
         assert np.array_equal(rows[eid], np.broadcast_to(np.arange(150)[:, None], (150, R)))
         assert np.array_equal(cols[eid], labels)
     # the control: numbering from a chunk with one draw changed must differ
     changed = labels.copy()
     changed[0, 0] = (changed[0, 0] + 1) % 20
     sampler._number_entries(changed)
-    assert not np.array_equal(sampler._entries[1][sampler._eid], labels)
+    assert not np.array_equal(sampler._entries[1][sampler._entry_numbers(0, R)], labels.ravel())
+    # canonical order: position p draws the label of input row canon[p] from u[p]
+    canon = rng.permutation(150)
+    shuffled = _evalrows.NullSampler(prob, canon)
+    labels = shuffled.outcomes(u)
+    assert np.array_equal(labels, draw_categorical(np.cumsum(P[canon], axis=1), u.T).T)
+    rows, cols, left = shuffled._entries
+    eid = shuffled._entry_numbers(0, R).reshape(150, R)
+    assert np.array_equal(rows[eid], np.broadcast_to(canon[:, None], (150, R)))
+    assert np.array_equal(cols[eid], labels)
+    assert np.array_equal(left[eid], loc.left.reshape(150, 20)[canon[:, None], labels])
 
 
 @pytest.mark.parametrize("k, decimals", [(2, None), (3, 1), (4, 2)])
