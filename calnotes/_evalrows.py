@@ -866,25 +866,30 @@ def _bootstrap(prob: Problem, rows: list, ties, B: int, rng, canon, workers: int
         rank[canon] = np.arange(n, dtype=np.int64)
         to_sorted = rank[resampler.order[0]]
 
-    def multiplicities(lo: int):
-        """The block's multiplicities, drawn in block order (the generator's stream): in
-        input row order, or in the sorted order for :meth:`Resampler.weighted_values_sorted`."""
+    def positions(lo: int):
+        """The block's resampled canonical positions, drawn in block order (the generator's
+        stream; the only part that must run in order, on this thread)."""
         hi = min(B, lo + block)
-        draws = rng.integers(0, n, size=(hi - lo, n))
+        return lo, hi, rng.integers(0, n, size=(hi - lo, n))
+
+    def multiplicities(lo: int, hi: int, draws: np.ndarray) -> np.ndarray:
+        """Multiplicities of the drawn positions: in input row order, or in the sorted order
+        for :meth:`Resampler.weighted_values_sorted`."""
         draws += (np.arange(hi - lo, dtype=np.int64) * n)[:, None]
         counts = np.bincount(draws.reshape(-1), minlength=(hi - lo) * n).reshape(hi - lo, n)
-        del draws
         if weighted:
-            return lo, hi, counts[:, to_sorted]
+            return counts[:, to_sorted]
         W = np.empty((hi - lo, n), dtype=np.int32 if n < 2 ** 31 else np.int64)
         W[:, canon] = counts
-        return lo, hi, W
+        return W
 
     threaded = workers > 1 and len(starts) > 1
     inner = 1 if threaded else workers                            # threads: blocks or plans
 
     def run(block):
-        lo, hi, W = block
+        lo, hi, draws = block
+        W = multiplicities(lo, hi, draws)
+        del draws
         values[:, lo:hi] = (resampler.weighted_values_sorted(W, specs) if weighted
                             else resampler.values_block(W, specs, ties, inner))
 
@@ -895,14 +900,14 @@ def _bootstrap(prob: Problem, rows: list, ties, B: int, rng, canon, workers: int
         with ThreadPoolExecutor(max_workers=pool_size) as pool:
             pending = []
             for lo in starts:
-                pending.append(pool.submit(run, multiplicities(lo)))
+                pending.append(pool.submit(run, positions(lo)))
                 if len(pending) >= 2 * pool_size:
                     pending.pop(0).result()
             for f in pending:
                 f.result()
     else:
         for lo in starts:
-            run(multiplicities(lo))
+            run(positions(lo))
     for row, v in zip(rows, values):
         lo, hi = basic_interval(row["value"], v, CI_LEVEL)
         row.update(ci_lower=lo, ci_upper=hi, ci_level=CI_LEVEL, bootstrap=B)
