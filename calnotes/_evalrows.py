@@ -239,17 +239,22 @@ def reference(prob: Problem, plan, name: str, pmfs, budget: float) -> tuple[floa
 class NullSampler:
     """Replications of the calibrated null for one problem, from its sorted order.
 
-    The uniforms of a chunk of replications are drawn as ``(n, R)``, row ``r`` for the
-    ``r``-th row of :func:`canonical_order`, so the draws do not depend on the input row
-    order.  Class-wise: each row's label is drawn from its own cumulative probabilities (one
-    search per block of rows for all replications of the chunk: :func:`inverse_cdf_rows`);
-    the distinct entries ``(row, label)`` the chunk hits are numbered once (a row's draws hit
-    few distinct classes: about 20 of 1,000 for 200 draws of the benchmark's softmax) and
-    located in their sorted columns (their group starts, which decide the bins); each plan
-    then gives every distinct entry its key ``column * m + bin`` once, and a replication's
-    counts are one gather of those keys and one ``bincount``.  Single column: the outcome is
-    ``u < x`` and the group starts are ``SortedColumns.left``.  Row blocks and slices of
-    replications run on the worker threads; no number depends on the split.
+    The uniforms of a chunk of replications are drawn as ``(n, R)``, row ``p`` for the
+    ``p``-th row of :func:`canonical_order`, so the draws do not depend on the input row
+    order; the outcomes are kept in that canonical order too.  Class-wise: each row's label
+    is drawn from its own cumulative probabilities (``k <= 16``: by counting; else one search
+    per block of rows for all replications of the chunk: :func:`inverse_cdf_rows`).  The
+    entries ``(row, label)`` are numbered -- every entry once where ``k <=``
+    :data:`DENSE_NULL_COLUMNS` and ``n k <=`` :data:`DENSE_NULL_ENTRIES`, else the distinct
+    entries each chunk hits (a row's draws hit few distinct classes: about 20 of 1,000 for 200
+    draws of the benchmark's softmax) -- and located once in their sorted columns (their group
+    starts, which decide the bins); each plan gives every entry its key ``column * m + bin``
+    once, and a replication's counts are one gather of those keys and one ``bincount``.  With
+    ``k <=`` :data:`SORTED_NULL_COLUMNS` the counts of bins without straddling tie groups are
+    differences of running sums of the outcomes in each column's sorted order instead.
+    Single column: the outcome is ``u < x`` and the group starts are ``SortedColumns.left``.
+    Row blocks and slices of replications run on the worker threads; no number depends on
+    the split or the path.
     """
 
     def __init__(self, prob: Problem, canon: np.ndarray):
