@@ -20,7 +20,7 @@ from ._sorted import (MEASURES, SORT_WORKERS, Located, SortedColumns, _group_sta
                       mass_edges, measure_columns, parallel_ranges, searchsorted_rows,
                       width_raw_bins)
 from .expectation import _expected_abs_sums, _folded_normal_mean
-from .significance import (CI_LEVEL, draw_categorical, exact_tail_bounds, monte_carlo_p_value,
+from .significance import (CI_LEVEL, exact_tail_bounds, monte_carlo_p_value,
                            poisson_binomial_pmfs_fft)
 
 #: Work budget of one exact l1 reference (one plan: an aggregation's bins for one ``m`` and

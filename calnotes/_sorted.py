@@ -37,7 +37,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _ties
 from ._binstats import BinStats, TieParts
 from .binning import quantile_bin_of_position
 

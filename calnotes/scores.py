@@ -29,7 +29,7 @@ from typing import Callable
 
 import numpy as np
 
-from ._validate import as_array, check_labels, check_logits, check_pair, check_probabilities
+from ._validate import as_array, check_labels, check_logits, check_probabilities
 
 __all__ = [
     "ProperLoss",
