@@ -20,8 +20,9 @@ from ._sorted import (MEASURES, SORT_WORKERS, Located, SortedColumns, _group_sta
                       mass_edges, measure_columns, parallel_ranges, searchsorted_rows,
                       width_raw_bins)
 from .expectation import _expected_abs_sums, _folded_normal_mean
-from .significance import (CI_LEVEL, exact_tail_bounds, monte_carlo_p_value,
-                           poisson_binomial_pmfs_fft)
+from .significance import (CI_LEVEL, exact_bracket_limit,
+                           exact_tail_bounds, monte_carlo_p_value, poisson_binomial_pmfs_fft,
+                           predicted_bracket_width)
 
 #: Work budget of one exact l1 reference (one plan: an aggregation's bins for one ``m`` and
 #: binning), in the units of :func:`calnotes.poisson_binomial.work` (:func:`l1_cost`): about a
@@ -223,17 +224,40 @@ def reference(prob: Problem, plan, name: str, pmfs, budget: float) -> tuple[floa
     if l1_cost(sc, plan) > budget:
         sigma = np.sqrt(sc.variance_sums(plan))
         return float((_folded_normal_mean(0.0, sigma).sum(axis=1) / n).mean()), "folded-normal"
-    if pmfs is not None:
-        e_abs = sum(float((pmf * np.abs(a - np.arange(pmf.shape[0]))).sum())
-                    for a, pmf in zip(plan.sum_prob[0].tolist(), pmfs))
-        return e_abs / n, "exact"
-    if sc.c == 1:
+    if pmfs is None and sc.c == 1:
         pmfs = _single_pmfs(sc, plan)
-        e_abs = sum(float((pmf * np.abs(a - np.arange(pmf.shape[0]))).sum())
-                    for a, pmf in zip(plan.sum_prob[0].tolist(), pmfs))
-        return e_abs / n, "exact"
+    if pmfs is not None:
+        return _expected_abs_deviation_sum(plan.sum_prob[0], pmfs) / n, "exact"
     e_abs = _expected_abs_sums(plan.sum_prob.ravel(), *_bin_terms(sc, plan))
     return float(e_abs.reshape(sc.c, plan.m).sum(axis=1).mean() / n), "exact"
+
+
+def _expected_abs_deviation_sum(a: np.ndarray, pmfs: list) -> float:
+    """``sum_j E|a_j - K_j|`` for ``K_j ~ pmfs[j]`` (a law on ``0 .. L_j - 1`` each): bin ``j``'s
+    term is ``(pmf * |a_j - k|).sum()`` and the terms are added in bin order, one by one --
+    the numbers of a loop over the bins, computed for all bins of one length at once (a
+    row's sum of a 2-d array is that row's own sum), so that bins of one row each (``m``
+    near ``n``) cost no Python call per bin.
+
+    Examples
+    --------
+    >>> pmfs = [np.array([0.5, 0.5]), np.array([0.25, 0.5, 0.25])]
+    >>> _expected_abs_deviation_sum(np.array([0.5, 1.0]), pmfs)      # 0.5 + 0.5
+    1.0
+    """
+    m = len(pmfs)
+    if m == 0:
+        return 0.0
+    a = np.asarray(a, dtype=np.float64)
+    sizes = np.fromiter((pmf.shape[0] for pmf in pmfs), dtype=np.int64, count=m)
+    flat = np.concatenate(pmfs)
+    start = np.cumsum(sizes) - sizes
+    terms = np.empty(m)
+    for L in np.unique(sizes).tolist():
+        idx = np.flatnonzero(sizes == L)
+        k = np.arange(L)
+        terms[idx] = (flat[start[idx][:, None] + k] * np.abs(a[idx][:, None] - k)).sum(axis=1)
+    return float(np.add.accumulate(terms)[-1])
 
 
 class NullSampler:
@@ -568,8 +592,13 @@ def binned_rows(y, P, probs_list: list, bins, ties, *, references=True, draws=0,
                     ref, method = reference(prob, plan, name, pmfs, budget)
                 row["calibrated_reference"], row["reference_method"] = ref, method
             if draws:
+                power = MEASURES[name][0]
+                if exact_ok and predicted_bracket_width(plan.sum_prob[0], pmfs, value, power,
+                                                        n) > exact_bracket_limit(draws):
+                    row["p_value_note"] = _wide_note(draws)
+                    exact_ok = False
                 if exact_ok:
-                    exact_jobs.append((row, plan.sum_prob[0], pmfs, value, MEASURES[name][0]))
+                    exact_jobs.append((row, plan.sum_prob[0], pmfs, value, power))
                 else:
                     mc_specs.append((row, plan, name))
             rows.append(row)
@@ -603,6 +632,12 @@ def binned_rows(y, P, probs_list: list, bins, ties, *, references=True, draws=0,
                              f" n x k x B = {n * prob.sc.c * bootstrap:.2g} exceeds"
                              f" {CLASSWISE_BOOTSTRAP_BUDGET:.0e}"
                              " (calnotes._evalrows.CLASSWISE_BOOTSTRAP_BUDGET)")
+    wide = sorted({r["n_bins"] for r in rows if "p_value_note" in r})
+    if wide:
+        notes.append(f"Monte Carlo p-values (not exact) for the one-column rows with m ="
+                     f" {', '.join(map(str, wide))}: the grid of their exact brackets is"
+                     f" predicted to widen them beyond {exact_bracket_limit(draws):.3g}, the"
+                     f" largest standard error of {draws} draws (the rows' p_value_note)")
     few = sorted({r["n_bins"] for r in rows if "ci_note" in r})
     if few:
         notes.append(f"no {round(100 * CI_LEVEL)}% interval for m ="
@@ -614,6 +649,15 @@ def binned_rows(y, P, probs_list: list, bins, ties, *, references=True, draws=0,
     agg = {prob.aggregation: i for i, prob in enumerate(probs_list)}
     rows.sort(key=lambda r: (position[r["n_bins"], r["measure"]], agg[r["aggregation"]]))
     return rows, notes
+
+
+def _wide_note(draws: int) -> str:
+    """The ``p_value_note`` of a one-column row whose exact bracket is predicted to be too
+    wide (:func:`calnotes.significance.predicted_bracket_width`)."""
+    return (f"Monte Carlo: the exact bracket's grid rounding (each of the m terms by up to a"
+            f" cell) is predicted to widen it beyond {exact_bracket_limit(draws):.3g}, the"
+            f" largest standard error of {draws} draws"
+            " (calnotes.significance.exact_bracket_limit)")
 
 
 def _exact_p_values(jobs: list, n: int, workers: int) -> None:

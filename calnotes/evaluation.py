@@ -870,7 +870,10 @@ def evaluate(predictions, *, labels=None, X=None, n_bins=None, references: bool 
         the bandwidth search) (command line: ``--no-significance`` skips both;
         :mod:`calnotes.significance`).  Row keys ``p_value``, ``p_value_method``
         (``"exact"``: the upper end of a certified bracket, also given as ``p_value_lower``;
-        ``"monte-carlo"`` with ``p_value_draws``), ``ci_lower``, ``ci_upper``, ``ci_level``
+        ``"monte-carlo"`` with ``p_value_draws``, and a ``p_value_note`` on a one-column row
+        whose exact bracket the grid would widen beyond
+        ``calnotes.significance.exact_bracket_limit``, as with bins of a few rows),
+        ``ci_lower``, ``ci_upper``, ``ci_level``
         and ``bootstrap``; ``ci_note`` instead of the interval where a bin holds fewer than
         ``calnotes._evalrows.MIN_ROWS_PER_BIN`` = 10 rows on average (below the coverage
         measured by :mod:`calnotes.coverage`).

@@ -371,3 +371,117 @@ def test_null_counts_from_sorted_orders_equal_the_per_entry_counts(k, decimals, 
     sorted_sampler._hits[0] = sorted_sampler._hits[0][::-1]              # control: order reversed
     bad = sorted_sampler.values(0, 25, by_plan, "average")
     assert any(not np.array_equal(bad[key], want[key]) for key in want)
+
+
+def _binary_problem(n, temperature, rng):
+    """Binary predictions ``sigmoid(z)``, ``z ~ N(0, 4)``, with labels from
+    ``sigmoid(z / temperature)`` (temperature 1: calibrated; above 1: over-confident)."""
+    z = 2 * rng.standard_normal(n)
+    x = 1 / (1 + np.exp(-z))
+    y = (rng.random(n) < 1 / (1 + np.exp(-z / temperature))).astype(int)
+    return x, y
+
+
+def _public_null_p_values(x, m, values, sims, rng):
+    """``P(T >= t)`` for each binary row by direct simulation through the public measures
+    (labels redrawn from the predictions), with its binomial standard error."""
+    public = {"ECE": calnotes.binned_ece, "l1-QECE": calnotes.l1_qece,
+              "l2-QECE": calnotes.l2_qece}
+    Y = (rng.random((sims, x.size)) < x).astype(int)
+    out = {}
+    for name, t in values.items():
+        T = np.array([public[name](y, x, n_bins=m) for y in Y])
+        p = float(np.mean(T >= t * (1 - 1e-12)))
+        out[name] = (p, np.sqrt(max(p * (1 - p), 1 / sims) / sims))
+    return out
+
+
+def test_p_values_with_bins_of_few_rows_mean_what_they_say():
+    """Bins of two rows (m = n / 2), over-confident predictions: each binary row's printed
+    p-value agrees with P(T >= t) simulated through the public measures (400 redraws) within
+    four standard errors of both estimates, plus the grid rounding an exact row may carry
+    (exact_bracket_limit).  Negative control: the exact bracket's upper end -- what the report
+    printed before the rule -- fails the same comparison (it was 0.95 where the truth is
+    below 0.01), and the rule is what switched those rows to Monte Carlo."""
+    from calnotes._evalrows import _single_pmfs
+    from calnotes._sorted import MEASURES
+    from calnotes.significance import exact_bracket_limit, predicted_bracket_width
+
+    rng = np.random.default_rng(3)
+    n, m, draws = 4000, 2000, 200
+    x, y = _binary_problem(n, 1.2, rng)
+    report = calnotes.evaluate(np.c_[1 - x, x], labels=y, n_bins=[m], utility=False,
+                               smooth_ece=False, bootstrap=0, references=False, draws=draws)
+    rows = {r["measure"]: r for r in report.rows if r["aggregation"] == "binary"}
+    truth = _public_null_p_values(x, m, {k: r["value"] for k, r in rows.items()}, 400,
+                                  np.random.default_rng(9))
+    limit = exact_bracket_limit(draws)
+    sc = SortedColumns(x[:, None], workers=1)
+    loc = sc.locate_positives([np.flatnonzero(y)])
+    old_misses = 0
+    for name, row in rows.items():
+        p_true, se_true = truth[name]
+        p = row["p_value"]
+        if row["p_value_method"] == "monte-carlo":
+            se = np.sqrt(max(p * (1 - p), 1 / draws) / draws)
+            assert "p_value_note" in row and "grid rounding" in row["p_value_note"]
+            slack = 0.0
+        else:
+            se, slack = 0.0, limit
+        assert abs(p - p_true) <= 4 * (se + se_true) + slack, (name, p, p_true)
+        plan = sc.plan(m, MEASURES[name][1])
+        pmfs = _single_pmfs(sc, plan)
+        power = MEASURES[name][0]
+        _, hi = exact_tail_bounds(plan.sum_prob[0], pmfs, row["value"], power, n)
+        if abs(hi - p_true) > 4 * se_true + limit:
+            old_misses += 1
+            assert predicted_bracket_width(plan.sum_prob[0], pmfs, row["value"], power,
+                                           n) > limit
+    assert old_misses >= 2
+    assert any("p_value_note" in note for note in report.notes)
+
+
+def test_predicted_bracket_width_chooses_the_method_safely():
+    """Single columns, (n, m) from (30, 2) to (8000, 1000), four prediction laws, calibrated
+    and over- / under-confident.  Where the predicted widening is within exact_bracket_limit,
+    the exact upper end (the printed p-value) lies within the limit of the same bracket on
+    a grid of max(2^17, 128 m) cells (8 or more times finer); where it is beyond, the computed
+    bracket is wider than the limit (so no informative bracket is skipped).  Negative
+    control: trusting every bracket (no prediction) fails the first property."""
+    from calnotes._evalrows import _single_pmfs
+    from calnotes._sorted import MEASURES
+    from calnotes.significance import exact_bracket_limit, predicted_bracket_width
+
+    rng = np.random.default_rng(1)
+    limit = exact_bracket_limit(200)
+    laws = (lambda n: rng.beta(2, 2, n), lambda n: rng.random(n) ** 3,
+            lambda n: rng.random(n) ** 8, lambda n: np.clip(rng.normal(0.9, 0.05, n), 0, 1))
+    sizes = ((30, 2), (30, 15), (400, 10), (400, 200), (2000, 100), (2000, 400),
+             (2000, 1000), (8000, 1000))
+    checked = {"kept": 0, "skipped": 0}
+    control_misses = 0
+    for i, (n, m) in enumerate(sizes * 3):
+        x = laws[i % 4](n)
+        temp = (1.0, 1.3, 0.7)[i // len(sizes)]
+        with np.errstate(divide="ignore"):
+            q = 1 / (1 + ((1 - x) / np.maximum(x, 1e-300)) ** (1 / temp))
+        y = (rng.random(n) < q).astype(int)
+        sc = SortedColumns(x[:, None], workers=1)
+        loc = sc.locate_positives([np.flatnonzero(y)])
+        for name in ("ECE", "l1-QECE", "l2-QECE"):
+            plan = sc.plan(m, MEASURES[name][1])
+            t = float(measure_columns(plan.stats(loc), name).mean())
+            pmfs, power = _single_pmfs(sc, plan), MEASURES[name][0]
+            a = plan.sum_prob[0]
+            lo, hi = exact_tail_bounds(a, pmfs, t, power, n)
+            fine = max(1 << 17, 128 * plan.m)       # the fine grid's own rounding <= t / 128
+            excess = hi - exact_tail_bounds(a, pmfs, t, power, n, cells=fine)[1]
+            if predicted_bracket_width(a, pmfs, t, power, n) <= limit:
+                checked["kept"] += 1
+                assert excess <= limit, (n, m, name, temp, excess)
+            else:
+                checked["skipped"] += 1
+                assert hi - lo > limit, (n, m, name, temp, hi - lo)
+            control_misses += excess > limit        # every bracket kept (no prediction)
+    assert min(checked.values()) >= 10, checked
+    assert control_misses >= 5
