@@ -100,11 +100,11 @@ class BinStats:
         parts = self.parts
         if parts.size == 0:
             return out
-        # Bins with the same shape of parts (the number o of members of each part, in order)
-        # are computed together, one vectorised call per shape: heavy ties (e.g. a long run of
-        # zeros in every class column) give many bins but few shapes.  A bin meets at most
-        # two straddling groups (one at each end), so a shape is (parts, o_1, o_2); each
-        # bin's value depends on its own entries only, not on which bins share its call.
+        # A bin meets at most two straddling groups (one at each end).  p = 2: mean and
+        # variance, elementwise; p = 1: every bin at once from zero-padded laws
+        # (_abs_first_moment); other p: bins with the same shape of parts (parts, o_1, o_2)
+        # together, one vectorised call per shape.  Each bin's value depends on its own
+        # entries only, not on which bins share its call.
         key = parts.col * bias.shape[1] + parts.bin
         order = np.argsort(key, kind="stable")
         key = key[order]
@@ -135,14 +135,13 @@ class BinStats:
         o1 = parts.o[first]
         o2 = np.where(size == 2, parts.o[second], -1)
         if p == 1:
-            # two parts: the smaller part first (as expected_abs_power orders them), bins
-            # grouped by its size only; the larger part's law is zero-padded, which its
-            # cumulative sums carry exactly (each value is computed as alone)
+            # two parts: the smaller part first (as expected_abs_power orders them)
             two = size == 2
             swap = two & (o2 < o1)
             first, second = np.where(swap, second, first), np.where(swap, first, second)
-            o1 = parts.o[first]
-            o2 = np.where(two, -2, -1)
+            cols, js = parts.col[first], parts.bin[first]
+            out[cols, js] = self._abs_first_moment(first, second, two)
+            return out
         shapes, which = np.unique(np.stack([size, o1, o2], axis=1), axis=0,
                                   return_inverse=True)
         which = which.ravel()
@@ -162,6 +161,53 @@ class BinStats:
             out[cols, js] = _ties.expected_abs_power(c, pieces, p)
         return out
 
+    def _abs_first_moment(self, first, second, two) -> np.ndarray:
+        """``E|S_j|`` of the bins with tie parts: ``first`` the (smaller) part of each bin,
+        ``second`` its larger part where ``two``.  The numbers of
+        :func:`calnotes._ties.expected_abs_power` (one part) and
+        :func:`calnotes._ties.expected_abs_two_parts` (two), bit for bit, for all bins at
+        once: the laws are computed zero-padded (:func:`calnotes._ties.hypergeom_pmf_padded`),
+        in chunks of bins sorted by part size (about :data:`_TIE_CHUNK` entries each), and each
+        bin's final sum runs over its own ``o + 1`` terms, bins of one ``o`` at a time."""
+        parts, fixed = self.parts, self.fixed_outcome
+        c = self.sum_prob[parts.col[first], parts.bin[first]] - fixed[parts.col[first],
+                                                                      parts.bin[first]]
+        o1 = parts.o[first]
+        res = np.empty(first.shape[0])
+
+        def own_sums(rows, terms, o):
+            for value in np.unique(o).tolist():
+                r = np.flatnonzero(o == value)
+                res[rows[r]] = terms[r, :value + 1].sum(axis=1)
+
+        one = np.flatnonzero(~two)
+        for rows in _size_chunks(one, o1[one]):
+            a = first[rows]
+            w = _ties.hypergeom_pmf_padded(parts.N[a], parts.K[a], o1[rows])
+            h = np.arange(w.shape[1], dtype=np.float64)
+            own_sums(rows, w * np.abs(c[rows][:, None] - h[None, :]), o1[rows])
+        both = np.flatnonzero(two)
+        for rows in _size_chunks(both, parts.o[second[both]]):
+            a, b = first[rows], second[rows]
+            o2 = parts.o[b]
+            w1 = _ties.hypergeom_pmf_padded(parts.N[a], parts.K[a], o1[rows])
+            w2 = _ties.hypergeom_pmf_padded(parts.N[b], parts.K[b], o2)
+            top = w2.shape[1] - 1
+            h1 = np.arange(w1.shape[1], dtype=np.float64)
+            h2 = np.arange(top + 1, dtype=np.float64)
+            # E|t - H2| = t (2 F(s) - 1) - 2 M(s) + E H2, s = floor(t), as expected_abs_two_parts
+            F = np.cumsum(w2, axis=1)
+            M = np.cumsum(w2 * h2[None, :], axis=1)
+            EH = M[:, -1:]
+            t = c[rows][:, None] - h1[None, :]
+            s = np.minimum(np.clip(np.floor(t), -1, top).astype(np.int64), o2[:, None])
+            safe = np.maximum(s, 0)
+            Fs = np.where(s >= 0, np.take_along_axis(F, safe, axis=1), 0.0)
+            Ms = np.where(s >= 0, np.take_along_axis(M, safe, axis=1), 0.0)
+            g = t * (2.0 * Fs - 1.0) - 2.0 * Ms + EH
+            own_sums(rows, w1 * g, o1[rows])
+        return res
+
     def _abs_moment_loop(self, out, order, starts, size, p) -> np.ndarray:
         """:meth:`abs_moment` grouping bins by shape in a loop (any number of parts)."""
         parts, fixed = self.parts, self.fixed_outcome
@@ -176,6 +222,30 @@ class BinStats:
             pieces = [(parts.N[rows[:, i]], parts.K[rows[:, i]], o) for i, o in enumerate(shape)]
             out[cols, js] = _ties.expected_abs_power(c, pieces, p)
         return out
+
+
+#: Entries (bins x part size) of the padded hypergeometric laws computed at once by
+#: :meth:`BinStats.abs_moment` (memory: about a dozen float arrays of this size).
+_TIE_CHUNK = 1 << 19
+
+
+def _size_chunks(rows: np.ndarray, size: np.ndarray, budget: int = _TIE_CHUNK) -> list:
+    """``rows`` sorted by ``size`` and cut into consecutive chunks of at most ``budget``
+    entries ``len(chunk) * (max size + 1)`` (at least one row each)."""
+    order = np.argsort(size, kind="stable")
+    rows, size = rows[order], size[order]
+    out, start, R = [], 0, rows.shape[0]
+    while start < R:
+        lo, hi = start + 1, R
+        while lo < hi:                  # the longest chunk within the budget
+            mid = (lo + hi + 1) // 2
+            if (mid - start) * (int(size[mid - 1]) + 1) <= budget:
+                lo = mid
+            else:
+                hi = mid - 1
+        out.append(rows[start:lo])
+        start = lo
+    return out
 
 
 def positives_by_class(labels: np.ndarray, n_classes: int) -> list[np.ndarray]:

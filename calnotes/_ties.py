@@ -160,6 +160,57 @@ def hypergeom_pmf_rows(N, K, o: int) -> np.ndarray:
     return w / w.sum(axis=1, keepdims=True)
 
 
+def hypergeom_pmf_padded(N, K, o) -> np.ndarray:
+    """:func:`hypergeom_pmf_rows` with a draw count ``o[r]`` per row: row ``r`` is
+    ``hypergeom_pmf_rows(N[r], [K[r]], o[r])[0]``, bit for bit, zero-padded to ``max(o) + 1``
+    entries.
+
+    Every step of :func:`hypergeom_pmf_rows` is elementwise or a running sum along the row
+    (the padding adds zeros after the row's values, or before them in the reversed sum),
+    except the final normalisation, whose pairwise sum depends on the row's length: it is
+    taken over each row's own ``o + 1`` entries, rows of one ``o`` at a time.
+
+    Examples
+    --------
+    >>> got = hypergeom_pmf_padded([4, 6], [2, 3], [2, 3])
+    >>> got[0].tolist() == hypergeom_pmf_rows(4, [2], 2)[0].tolist() + [0.0]
+    True
+    >>> got[1].tolist() == hypergeom_pmf_rows(6, [3], 3)[0].tolist()
+    True
+    """
+    K = np.atleast_1d(np.asarray(K, dtype=np.int64))
+    N = np.broadcast_to(np.asarray(N, dtype=np.int64), K.shape)
+    o = np.broadcast_to(np.asarray(o, dtype=np.int64), K.shape)
+    R = K.shape[0]
+    if R == 0:
+        return np.empty((0, 1))
+    top = int(o.max())
+    t = np.arange(top + 1, dtype=np.float64)[None, :]
+    Kf = K[:, None].astype(np.float64)
+    Nf = N[:, None].astype(np.float64)
+    of = o[:, None].astype(np.float64)
+    lo = np.maximum(0, o - (N - K))[:, None]
+    hi = np.minimum(o, K)[:, None]
+    step = (t >= lo) & (t < hi)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        inc = (np.log(np.where(step, (Kf - t) * (of - t), 1.0))
+               - np.log(np.where(step, (t + 1.0) * (Nf - Kf - of + t + 1.0), 1.0)))
+    mode = np.clip(np.floor((of + 1.0) * (Kf + 1.0) / (Nf + 2.0)), lo, hi).astype(np.int64)
+    idx = np.arange(top + 1)[None, :]
+    fwd = np.cumsum(np.where(idx >= mode, inc, 0.0), axis=1)
+    logp = np.zeros((R, top + 1))
+    logp[:, 1:] = np.where(idx[:, 1:] > mode, fwd[:, :-1], 0.0)
+    back = np.cumsum(np.where(idx < mode, inc, 0.0)[:, ::-1], axis=1)[:, ::-1]
+    logp = np.where(idx < mode, -back, logp)
+    inside = (idx >= lo) & (idx <= hi)
+    w = np.where(inside, np.exp(np.where(inside, logp, 0.0)), 0.0)
+    for value in np.unique(o).tolist():
+        rows = np.flatnonzero(o == value)
+        part = w[rows, :value + 1]
+        w[rows, :value + 1] = part / part.sum(axis=1, keepdims=True)
+    return w
+
+
 def _unique_pmfs(N: np.ndarray, K: np.ndarray, o: int) -> np.ndarray:
     """:func:`hypergeom_pmf_rows` computed once per distinct ``(N, K)``."""
     N = np.asarray(N, dtype=np.int64)

@@ -343,6 +343,59 @@ def test_abs_moment_by_shape_is_the_loop_over_bins():
         assert np.array_equal(stats.abs_moment(p), want), p
 
 
+def _tie_stats(rng, c, m, top):
+    """BinStats with one or two tie parts in random bins, groups of 2 .. ``top`` members."""
+    cols, bins, Ns, Ks, os_ = [], [], [], [], []
+    for col in range(c):
+        for j in rng.choice(m, size=rng.integers(1, m + 1), replace=False).tolist():
+            for _ in range(rng.integers(1, 3)):
+                N = int(rng.integers(2, top + 1))
+                cols.append(col)
+                bins.append(j)
+                Ns.append(N)
+                Ks.append(int(rng.integers(0, N + 1)))
+                os_.append(int(rng.integers(1, N)))
+    parts = TieParts(*(np.array(v, dtype=np.int64) for v in (cols, bins, Ns, Ks, os_)))
+    fixed = rng.integers(0, 5, size=(c, m)).astype(float)
+    return BinStats(count=np.full((c, m), 10.0), sum_prob=rng.random((c, m)) * top,
+                    sum_outcome=fixed + 0.5, n=100, parts=parts, fixed_outcome=fixed)
+
+
+def _loop_over_bins(stats, p):
+    parts, m = stats.parts, stats.sum_prob.shape[1]
+    out = np.abs(stats.bias_sum) ** p
+    key = parts.col * m + parts.bin
+    order = np.argsort(key, kind="stable")
+    starts = np.flatnonzero(np.r_[True, key[order][1:] != key[order][:-1]])
+    size = np.diff(np.r_[starts, key.shape[0]])
+    return stats._abs_moment_loop(out, order, starts, size, p)
+
+
+def test_padded_tie_laws_are_the_loop_over_bins_at_every_width(monkeypatch):
+    """Parts of up to 400 members (laws longer than NumPy's pairwise-sum blocks of 8 and
+    128), computed zero-padded in chunks of bins sorted by size (chunks forced small):
+    E|S_j| is bit for bit the loop over bins.  Negative control: normalising each padded
+    law over the chunk's full width instead of its own o + 1 entries is caught."""
+    from calnotes import _binstats
+
+    rng = np.random.default_rng(11)
+    stats = _tie_stats(rng, 30, 5, 400)
+    want = _loop_over_bins(stats, 1)
+    monkeypatch.setattr(_binstats, "_TIE_CHUNK", 2000)
+    monkeypatch.setattr(_binstats._size_chunks, "__defaults__", (2000,))
+    assert np.array_equal(stats.abs_moment(1), want)
+    padded = _ties.hypergeom_pmf_padded
+
+    def whole_width(N, K, o):
+        w = padded(N, K, o)
+        return w / w.sum(axis=1, keepdims=True)
+
+    monkeypatch.setattr(_ties, "hypergeom_pmf_padded", whole_width)
+    got = stats.abs_moment(1)
+    assert np.allclose(got, want, rtol=1e-13, atol=0)          # rounding only
+    assert not np.array_equal(got, want)
+
+
 def test_inverse_cdf_rows_is_numpy_row_by_row():
     """The class-wise null's label search: one shifted search per block equals one
     np.searchsorted per row, also where the shift's rounding merges an entry with its target
