@@ -211,6 +211,57 @@ def hypergeom_pmf_padded(N, K, o) -> np.ndarray:
     return w
 
 
+class HypergeomLaws:
+    """The laws ``Hyp(N[r], K[r], o[r])`` of many parts, each distinct ``(N, K, o)`` computed
+    once (:func:`hypergeom_pmf_padded`, in chunks of similar ``o`` of at most ``budget``
+    padded entries: 512 KB arrays stay in cache) and kept flat, row ``r``'s ``o[r] + 1``
+    values from ``start[r]``.
+
+    Examples
+    --------
+    >>> laws = HypergeomLaws([4, 4, 6], [2, 2, 3], [2, 2, 3])
+    >>> laws.padded(np.array([2, 0])).tolist() == [
+    ...     hypergeom_pmf_rows(6, [3], 3)[0].tolist(),
+    ...     hypergeom_pmf_rows(4, [2], 2)[0].tolist() + [0.0]]
+    True
+    """
+
+    def __init__(self, N, K, o, budget: int = 1 << 16):
+        K = np.atleast_1d(np.asarray(K, dtype=np.int64))
+        N = np.broadcast_to(np.asarray(N, dtype=np.int64), K.shape)
+        o = np.broadcast_to(np.asarray(o, dtype=np.int64), K.shape)
+        self.o = o
+        if K.shape[0] == 0:
+            self.flat, self.start = np.empty(0), np.empty(0, dtype=np.int64)
+            return
+        triples, inverse = np.unique(np.stack([o, N, K], axis=1), axis=0,
+                                     return_inverse=True)   # sorted by o first
+        u_o = triples[:, 0]
+        u_start = np.concatenate([[0], np.cumsum(u_o + 1)])
+        flat = np.empty(int(u_start[-1]))
+        lo, U = 0, triples.shape[0]
+        while lo < U:
+            # the longest run of distinct laws (o ascending) within the budget
+            hi = lo + max(1, int(np.searchsorted((np.arange(lo + 1, U + 1) - lo)
+                                                 * (u_o[lo:] + 1), budget, side="right")))
+            hi = min(hi, U)
+            w = hypergeom_pmf_padded(triples[lo:hi, 1], triples[lo:hi, 2], u_o[lo:hi])
+            keep = np.arange(w.shape[1])[None, :] <= u_o[lo:hi, None]
+            flat[u_start[lo]:u_start[hi]] = w[keep]             # row by row, own o + 1
+            lo = hi
+        self.flat = flat
+        self.start = u_start[:-1][inverse.ravel()]
+
+    def padded(self, rows: np.ndarray, width: int | None = None) -> np.ndarray:
+        """The laws of ``rows``, zero-padded to ``width`` (default ``max(o) + 1``) entries."""
+        o = self.o[rows]
+        width = int(o.max()) + 1 if width is None else width
+        k = np.arange(width, dtype=np.int64)[None, :]
+        inside = k <= o[:, None]
+        idx = np.where(inside, self.start[rows][:, None] + k, 0)
+        return np.where(inside, self.flat[idx], 0.0)
+
+
 def _unique_pmfs(N: np.ndarray, K: np.ndarray, o: int) -> np.ndarray:
     """:func:`hypergeom_pmf_rows` computed once per distinct ``(N, K)``."""
     N = np.asarray(N, dtype=np.int64)
