@@ -735,22 +735,26 @@ class BinPlan:
         c, m, n, nb = self.sc.c, self.m, self.sc.n, loc.n_batch
         g_key, g_col, g_N, q_g, q_j, q_o = self._flat_groups()
         G = g_key.shape[0]
-        key = loc.col * (n + 1) + loc.left
+        key = loc.col * (n + 1)
+        key += loc.left
         if c * (n + 1) <= 4 * key.shape[0]:
             # few (column, position) pairs for the positives: a table of the groups'
-            # starts, one gather per positive instead of a binary search
+            # starts (G: in no straddling group), one gather per positive, not a search
             table = np.full(c * (n + 1), G, dtype=np.int64)
             table[g_key] = np.arange(G, dtype=np.int64)
             idx = table[key]
-            member = idx < G
-            np.minimum(idx, G - 1, out=idx)
         else:
             idx = np.minimum(np.searchsorted(g_key, key), G - 1)
-            member = g_key[idx] == key
-        # K[b, g]: positives of group g in replication b
-        K = np.bincount(loc.batch[member] * G + idx[member], minlength=nb * G).reshape(nb, G)
-        fixed = np.bincount((flat_col * m + bins)[~member], minlength=nb * c * m)
-        fixed = fixed.astype(np.float64)
+            idx[g_key[idx] != key] = G
+        member = idx < G
+        # K[b, g]: positives of group g in replication b (column G: all the others)
+        idx += loc.batch * (G + 1)
+        K = np.bincount(idx, minlength=nb * (G + 1)).reshape(nb, G + 1)[:, :G]
+        # the other positives by bin (the members counted in a spare last cell)
+        keys = flat_col * m
+        keys += bins
+        keys[member] = nb * c * m
+        fixed = np.bincount(keys, minlength=nb * c * m + 1)[:nb * c * m].astype(np.float64)
         # one entry per (overlap q, replication b), q-major: the loop order of bin_stats
         Kq = K[:, q_g].T                                               # (Q, nb)
         Nq, oq = g_N[q_g][:, None], q_o[:, None]
