@@ -469,12 +469,30 @@ class NullSampler:
         nb = hi - lo
         out = {}
         if c == 1:
-            pos, b = np.nonzero(self._chunk[:, lo:hi])
-            rows = self.canon[pos]
-            loc = Located(np.zeros(rows.shape[0], dtype=np.int64), b.astype(np.int64),
-                          self.left[rows, 0].astype(np.int64), rows, nb)
+            # the canonical order sorts the rows by their prediction, so a replication's
+            # positives in a run of sorted positions are differences of running sums of its
+            # outcomes (bins; under ties="average" also tie groups); ties="position" with
+            # straddling groups needs each positive's row
+            run = np.zeros((n + 1, nb), dtype=np.int32 if n < 2 ** 31 else np.int64)
+            np.cumsum(self._chunk[:, lo:hi], axis=0, out=run[1:])
+            loc = None
             for plan, names in by_plan:
-                for name, v in plan.measure_values(loc, ties, names).items():
+                if not plan.has_groups:
+                    st = plan.starts[0]
+                    counts = np.ascontiguousarray((run[st[1:]] - run[st[:-1]]).T)
+                    res = plan.values_from_counts(counts[:, None, :], names)
+                elif ties == "average":
+                    stats = plan.average_stats_from_running(run)
+                    res = {name: measure_columns(stats, name) for name in names}
+                else:
+                    if loc is None:
+                        pos, b = np.nonzero(self._chunk[:, lo:hi])
+                        rows = self.canon[pos]
+                        loc = Located(np.zeros(rows.shape[0], dtype=np.int64),
+                                      b.astype(np.int64), self.left[rows, 0].astype(np.int64),
+                                      rows, nb)
+                    res = plan.measure_values(loc, ties, names)
+                for name, v in res.items():
                     out[(id(plan), name)] = v
             return out
         if self._orders is not None:

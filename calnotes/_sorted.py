@@ -755,6 +755,35 @@ class BinPlan:
         keys += bins
         keys[member] = nb * c * m
         fixed = np.bincount(keys, minlength=nb * c * m + 1)[:nb * c * m].astype(np.float64)
+        return self._average_from_counts(K, fixed, nb, count, sum_prob)
+
+    def average_stats_from_running(self, run: np.ndarray) -> BinStats:
+        """:meth:`stats` under ``ties="average"`` of one column (``c = 1``) for ``nb``
+        replications from the running sums ``run`` (shape ``(n + 1, nb)``: ``run[p, b]`` the
+        positives of replication ``b`` among the first ``p`` sorted positions, in any order
+        of equal predictions).  A straddling group's positives and a bin's positives outside
+        the straddling groups are differences of two running sums (every group lies in a run
+        of sorted positions; a tie group that straddles no edge lies in one bin): the integer
+        counts :meth:`_average_stats` takes from the located positives, so the same numbers."""
+        m, nb = self.m, run.shape[1]
+        g_key, _, _, q_g, q_j, _ = self._flat_groups()
+        a, e = g_key, self._g_e                      # one column: key = start position
+        K = (run[e] - run[a]).T.astype(np.int64)    # (nb, G)
+        s = self.starts[0]
+        total = (run[s[1:]] - run[s[:-1]]).astype(np.int64)                    # (m, nb)
+        inside = run[np.minimum(e[q_g], s[q_j + 1])] - run[np.maximum(a[q_g], s[q_j])]
+        np.subtract.at(total, q_j, inside.astype(np.int64))
+        fixed = total.T.reshape(-1).astype(np.float64)
+        count = np.broadcast_to(self.count[None], (nb, 1, m)).reshape(nb, m)
+        sum_prob = np.broadcast_to(self.sum_prob[None], (nb, 1, m)).reshape(nb, m)
+        return self._average_from_counts(K, fixed, nb, count, sum_prob)
+
+    def _average_from_counts(self, K, fixed, nb, count, sum_prob) -> BinStats:
+        """The tie-averaged :class:`BinStats` from ``K[b, g]`` (positives of straddling group
+        ``g`` in replication ``b``) and ``fixed`` (float, shape ``(nb * c * m,)``: the other
+        positives by replication, column and bin)."""
+        c, m, n = self.sc.c, self.m, self.sc.n
+        g_key, g_col, g_N, q_g, q_j, q_o = self._flat_groups()
         # one entry per (overlap q, replication b), q-major: the loop order of bin_stats
         Kq = K[:, q_g].T                                               # (Q, nb)
         Nq, oq = g_N[q_g][:, None], q_o[:, None]

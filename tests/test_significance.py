@@ -485,3 +485,46 @@ def test_predicted_bracket_width_chooses_the_method_safely():
             control_misses += excess > limit        # every bracket kept (no prediction)
     assert min(checked.values()) >= 10, checked
     assert control_misses >= 5
+
+
+@pytest.mark.parametrize("decimals", [None, 1, 2])
+def test_one_column_null_from_running_sums_equals_the_located_positives(decimals):
+    """One column (the confidence problem): a replication's values from running sums of its
+    outcomes in canonical (= sorted) order -- bin counts, and under ties="average" the
+    straddling groups' positives and each bin's other positives -- equal those of the
+    located positives through BinPlan.measure_values, value for value, for equal-width and
+    equal-mass plans of 1 to n bins, with and without straddling tie groups.  Control: tie
+    groups one position shorter at their end are caught."""
+    from calnotes._sorted import Located
+
+    rng = np.random.default_rng(70)
+    if decimals is None:
+        P = rng.dirichlet(np.ones(3), size=80)
+        y = (P.cumsum(axis=1) > rng.random((80, 1))).argmax(axis=1)
+    else:
+        P, y = _tied_problem(rng, 80, 3, decimals)
+    conf, top, correct = confidence_scores(y, P)
+    prob = _evalrows.problems(y, P, top, correct, conf, ("confidence",))[0]
+    prob.prepare(1)
+    canon = _evalrows.canonical_order(prob.X, prob.outcome_key())
+    by_plan = [(prob.sc.plan(m, binning), names) for m in (1, 3, 7, 20, 80)
+               for binning, names in (("width", ["ECE"]), ("mass", ["l1-QECE", "l2-QECE"]))]
+    assert (decimals is None) != any(plan.has_groups for plan, _ in by_plan)
+    sampler = _evalrows.NullSampler(prob, canon)
+    chunk = sampler.outcomes(rng.random((80, 30)))
+    got = sampler.values(0, 30, by_plan, "average")
+    pos, b = np.nonzero(chunk)
+    rows = canon[pos]
+    loc = Located(np.zeros(rows.shape[0], dtype=np.int64), b.astype(np.int64),
+                  prob.sc.left[rows, 0].astype(np.int64), rows, 30)
+    for plan, names in by_plan:
+        want = plan.measure_values(loc, "average", names)
+        for name in names:
+            assert np.array_equal(got[(id(plan), name)], want[name]), (plan.m, name)
+    if decimals is not None:                    # control: every group one position shorter
+        plan = next(plan for plan, _ in by_plan if plan.has_groups)
+        plan._g_e = plan._g_e - 1
+        bad = sampler.values(0, 30, [(plan, ["l1-QECE"])], "average")[(id(plan), "l1-QECE")]
+        plan._g_e = plan._g_e + 1
+        assert not np.array_equal(bad, plan.measure_values(loc, "average",
+                                                           ["l1-QECE"])["l1-QECE"])
