@@ -20,9 +20,9 @@ from ._sorted import (MEASURES, SORT_WORKERS, Located, SortedColumns, _group_sta
                       mass_edges, measure_columns, parallel_ranges, searchsorted_rows,
                       width_raw_bins)
 from .expectation import _expected_abs_sums, _folded_normal_mean
-from .significance import (CI_LEVEL, exact_bracket_limit,
-                           exact_tail_bounds, monte_carlo_p_value, poisson_binomial_pmfs_fft,
-                           predicted_bracket_width)
+from .significance import (BOUND_DECISIVE, CI_LEVEL, exact_bracket_limit, exact_tail_bounds,
+                           monte_carlo_p_value, poisson_binomial_pmfs_fft,
+                           predicted_bracket_width, tail_bound)
 
 #: Work budget of one exact l1 reference (one plan: an aggregation's bins for one ``m`` and
 #: binning), in the units of :func:`calnotes.poisson_binomial.work` (:func:`l1_cost`): about a
@@ -71,9 +71,12 @@ DENSE_NULL_COLUMNS = 16
 #: key per drawn entry and binning plan (a ``bincount`` per plan): fewer passes for c <= 4.
 SORTED_NULL_COLUMNS = 4
 #: Most threads for the draws and resamples of a problem whose tie groups straddle
-#: equal-mass edges (``ties="average"``): their parts are computed shape by shape in Python
-#: (calnotes._ties), so threads contend for the interpreter -- 100,000 x 2 predictions rounded
-#: to two decimals took 20 s on 2 threads and 58 s on 16 (benchmarks/grid_results_16cores.json).
+#: equal-mass edges (``ties="average"``): their parts were computed shape by shape in Python
+#: (calnotes._ties), so threads contended for the interpreter -- 100,000 x 2 predictions
+#: rounded to two decimals took 20 s on 2 threads and 58 s on 16
+#: (benchmarks/grid_results_16cores.json).  Since then the parts of all bins are computed at
+#: once (``BinStats._abs_first_moment``: 12 s on 2 threads); the cap stays until the point is
+#: measured again on a many-core machine.
 TIED_THREAD_CAP = 2
 #: Fewest entries of work that are split across threads.
 _MIN_THREAD_WORK = 1 << 17
@@ -580,9 +583,7 @@ def binned_rows(y, P, probs_list: list, bins, ties, *, references=True, draws=0,
 
     def tie_workers(prob):
         """Threads for the draws and resamples of ``prob``: at most :data:`TIED_THREAD_CAP`
-        where tie groups straddle its equal-mass edges under ``ties="average"`` (their
-        hypergeometric parts are computed shape by shape in Python, which more threads
-        only make contend for the interpreter)."""
+        where tie groups straddle its equal-mass edges under ``ties="average"`` (see there)."""
         tied = ties == "average" and any(plan.has_groups for plan in prob.sc._plans.values())
         return min(workers, TIED_THREAD_CAP) if tied else workers
 
@@ -599,8 +600,13 @@ def binned_rows(y, P, probs_list: list, bins, ties, *, references=True, draws=0,
                    "n_bins": m, "value": value, "calibrated_reference": None,
                    "reference_method": "skipped"}
             exact_ok = single and (ties == "position" or not plan.has_groups)
+            power = MEASURES[name][0]
+            bound = None            # a certified bracket [0, bound] that decides the p-value
+            if draws and exact_ok:
+                b = tail_bound(value, power, n, prob.sc.variance_sums(plan)[0], plan.count[0])
+                bound = b if b <= BOUND_DECISIVE else None
             pmfs = None
-            if single and (draws and exact_ok or references and MEASURES[name][0] == 1
+            if single and (draws and exact_ok and bound is None or references and power == 1
                            and l1_cost(prob.sc, plan) <= budget):
                 if id(plan) not in pmf_cache:
                     pmf_cache[id(plan)] = _single_pmfs(prob.sc, plan)
@@ -609,8 +615,9 @@ def binned_rows(y, P, probs_list: list, bins, ties, *, references=True, draws=0,
                 with _part(progress, "references"):
                     ref, method = reference(prob, plan, name, pmfs, budget)
                 row["calibrated_reference"], row["reference_method"] = ref, method
-            if draws:
-                power = MEASURES[name][0]
+            if draws and bound is not None:
+                row.update(p_value=bound, p_value_method="bound", p_value_lower=0.0)
+            elif draws:
                 if exact_ok and predicted_bracket_width(plan.sum_prob[0], pmfs, value, power,
                                                         n) > exact_bracket_limit(draws):
                     row["p_value_note"] = _wide_note(draws)

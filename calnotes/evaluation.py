@@ -870,6 +870,9 @@ def evaluate(predictions, *, labels=None, X=None, n_bins=None, references: bool 
         the bandwidth search) (command line: ``--no-significance`` skips both;
         :mod:`calnotes.significance`).  Row keys ``p_value``, ``p_value_method``
         (``"exact"``: the upper end of a certified bracket, also given as ``p_value_lower``;
+        ``"bound"``: the bracket ``[0, b]`` of a Chernoff bound ``b <= 1e-15``
+        (``calnotes.significance.tail_bound``: a clearly miscalibrated column, whose bins'
+        exact laws are then not computed);
         ``"monte-carlo"`` with ``p_value_draws``, and a ``p_value_note`` on a one-column row
         whose exact bracket the grid would widen beyond
         ``calnotes.significance.exact_bracket_limit``, as with bins of a few rows),

@@ -22,7 +22,11 @@ Exact where the machinery of Part II gives it
     ``[0, 1]`` at ``m = 1000``); where that widening is predicted
     (:func:`predicted_bracket_width`) to exceed :func:`exact_bracket_limit` (the largest
     standard error of the Monte Carlo p-value, 0.035 with 200 draws), the row gets the Monte
-    Carlo p-value below instead, and its ``p_value_note`` says so.
+    Carlo p-value below instead, and its ``p_value_note`` says so.  Where a Chernoff bound
+    (:func:`tail_bound`: Bennett for l1, Hoeffding for l2) already puts ``P(T >= t)`` below
+    :data:`BOUND_DECISIVE` = 1e-15 -- a clearly miscalibrated column -- the row gets the
+    certified bracket ``[0, bound]`` (``p_value_method = "bound"``) and no exact law is
+    computed (at ``10^6`` rows those laws cost seconds).
 By seeded Monte Carlo otherwise
     Class-wise rows (the columns of one sample are dependent: one label per row), tie groups
     straddling an equal-mass boundary (the tie-averaged measure is not a sum over independent
@@ -57,7 +61,7 @@ from . import poisson_binomial as _pb
 from .poisson_binomial import _fft_convolve_rows  # noqa: F401  (old home)
 
 __all__ = ["poisson_binomial_pmf_fft", "exact_tail_bounds", "exact_bracket_limit",
-           "predicted_bracket_width", "monte_carlo_p_value",
+           "predicted_bracket_width", "tail_bound", "monte_carlo_p_value",
            "draw_categorical", "DEFAULT_DRAWS", "DEFAULT_BOOTSTRAP", "CI_LEVEL",
            "MIN_BOOTSTRAP"]
 
@@ -79,6 +83,10 @@ SPARSE_POINTS = 24
 #: Probabilities at most this small are left out of :func:`exact_tail_bounds`' convolutions
 #: and counted on the safe side of each bound.
 TAIL_DROP = 1e-18
+#: A one-column row whose :func:`tail_bound` is at most this gets the bracket ``[0, bound]``
+#: (``p_value_method = "bound"``) without its bins' exact laws: the exact bracket's own
+#: resolution is about ``1e-14`` (floating-point rounding of the convolutions, ``TAIL_DROP``).
+BOUND_DECISIVE = 1e-15
 _LEAF = _pb.LEAF
 
 
@@ -325,6 +333,67 @@ def predicted_bracket_width(a, pmfs, t: float, power: int, n: int,
     if sigma == 0.0:
         return 1.0 if t - up <= mu < t + down else 0.0
     return float(max(0.0, ndtr((t + down - mu) / sigma) - ndtr((t - up - mu) / sigma)))
+
+
+def tail_bound(t: float, power: int, n: int, variances, sizes) -> float:
+    """A certified upper bound on ``P(T >= t)`` under the calibrated null for one column,
+    ``T = sum_j |S_j|^power / n^power`` over bins ``j``, ``S_j = sum_{i in B_j} (y_i - p_i)``
+    with independent ``y_i ~ Ber(p_i)`` (Chernoff: ``P(X >= u) <= e^{-lambda u} E e^{lambda X}``).
+
+    ``power = 1`` (ECE, l1-QECE), Bennett: each ``y_i - p_i`` and ``p_i - y_i`` is at most 1
+    with variance ``p_i (1 - p_i)``, so ``E e^{lambda |S_j|} <= 2 exp(V_j phi(lambda))``,
+    ``phi(x) = e^x - 1 - x``, ``V_j = sum_{B_j} p (1 - p)``; with ``u = n t``, ``V = sum V_j``
+    and ``m'`` bins of ``V_j > 0`` the best ``lambda`` gives
+    ``log P <= m' log 2 - V h(u / V)``, ``h(x) = (1 + x) log(1 + x) - x``.
+
+    ``power = 2`` (l2-QECE), Hoeffding: ``S_j`` is sub-Gaussian with ``sigma_j^2 = L_j / 4``
+    (``L_j`` rows; 0 where ``V_j = 0``: then ``S_j = 0``), so
+    ``E e^{lambda S_j^2} <= (1 - 2 lambda sigma_j^2)^{-1/2}`` and, with ``u = n^2 t``,
+    ``log P <= -lambda u - sum_j log(1 - 2 lambda sigma_j^2) / 2`` at the ``lambda`` where its
+    derivative vanishes (found by bisection; any ``lambda`` gives a valid bound).
+
+    Far in the tail (a clearly miscalibrated column) the bound is astronomically small and
+    decides the p-value without the bins' exact laws (:data:`BOUND_DECISIVE`); near the
+    null's centre it exceeds 1 and says nothing.
+
+    Examples
+    --------
+    >>> # one bin of 100 fair coins: P(|S| >= 30) = P(|K - 50| >= 30) = 1.1e-9
+    >>> b = tail_bound(30 / 100, 1, 100, [25.0], [100])
+    >>> bool(1.1e-9 < b < 1e-5)         # 3.1e-6: Chernoff keeps the exponent's order
+    True
+    >>> tail_bound(0.05, 1, 100, [25.0], [100])            # near the centre: no information
+    1.0
+    """
+    V = np.asarray(variances, dtype=np.float64).ravel()
+    L = np.asarray(sizes, dtype=np.float64).ravel()
+    if not t > 0:
+        return 1.0
+    live = V > 0
+    if power == 1:
+        u, total = float(n) * t, float(V[live].sum())
+        if total == 0.0:
+            return 0.0 if u > 0 else 1.0
+        x = u / total
+        log_p = float(live.sum()) * np.log(2.0) - total * ((1.0 + x) * np.log1p(x) - x)
+    else:
+        u = float(n) ** 2 * t
+        s2 = np.where(live, L / 4.0, 0.0)
+        s2 = s2[s2 > 0]
+        if s2.size == 0:
+            return 0.0
+        if u <= s2.sum():                   # the derivative at 0 is >= 0: lambda = 0 is best
+            return 1.0
+        top = 1.0 / (2.0 * float(s2.max()))
+        lo, hi = 0.0, top
+        for _ in range(100):
+            mid = 0.5 * (lo + hi)
+            if (s2 / (1.0 - 2.0 * mid * s2)).sum() > u:
+                hi = mid
+            else:
+                lo = mid
+        log_p = -lo * u - 0.5 * float(np.log1p(-2.0 * lo * s2).sum())
+    return float(np.exp(min(0.0, log_p)))
 
 
 def monte_carlo_p_value(observed: float, draws: np.ndarray) -> float:

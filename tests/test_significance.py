@@ -528,3 +528,83 @@ def test_one_column_null_from_running_sums_equals_the_located_positives(decimals
         plan._g_e = plan._g_e + 1
         assert not np.array_equal(bad, plan.measure_values(loc, "average",
                                                            ["l1-QECE"])["l1-QECE"])
+
+
+def _enumerated_tails(p, m, power):
+    """Every outcome of ``n <= 12`` Bernoulli(p) labels: the distinct values ``t`` of
+    ``T = sum_j |S_j|^power / n^power`` over ``m`` equal-mass bins of the sorted ``p`` (at most
+    60 of them, the largest always), ``P(T >= t)`` exactly, and the bins' ``V_j``, ``L_j``."""
+    import itertools
+
+    n = p.size
+    p = np.sort(p)
+    edges = (np.arange(m + 1) * n) // m
+    Y = np.array(list(itertools.product([0, 1], repeat=n)))
+    prob = np.prod(np.where(Y == 1, p, 1 - p), axis=1)
+    S = np.stack([(Y[:, a:b] - p[a:b]).sum(axis=1) for a, b in zip(edges[:-1], edges[1:])],
+                 axis=1)
+    T = (np.abs(S) ** power).sum(axis=1) / n ** power
+    ts = np.unique(T[T > 0])
+    ts = np.unique(np.r_[ts[np.linspace(0, ts.size - 1, min(ts.size, 50)).astype(int)],
+                         ts[-10:]])
+    tails = np.array([prob[T >= t * (1 - 1e-12)].sum() for t in ts])
+    V = np.array([(p[a:b] * (1 - p[a:b])).sum() for a, b in zip(edges[:-1], edges[1:])])
+    return ts, tails, V, np.diff(edges).astype(float)
+
+
+def test_tail_bound_is_above_the_enumerated_tail():
+    """tail_bound against P(T >= t) by enumerating all 2^n outcomes (n = 6, 9, 12; m = 1 to
+    3 bins; uniform, U-shaped, extreme and constant-1/2 predictions; l1 and l2; t over the
+    whole support up to its maximum): never below it (beyond rounding).  Negative controls,
+    run through the same comparison: the variance proxies divided by 4, and the l1 bound
+    without the factor 2 per bin that |S_j| costs (a one-sided bound), each fall below the
+    exact tail somewhere."""
+    from calnotes.significance import tail_bound
+
+    rng = np.random.default_rng(0)
+    misses = {"bound": 0, "quarter variance": 0, "one-sided": 0}
+    for trial in range(24):
+        n = (6, 9, 12)[trial % 3]
+        p = [rng.random(n), rng.beta(0.3, 0.3, n), np.full(n, 0.5),
+             rng.random(n) ** 4][trial % 4]
+        p = np.clip(p, 1e-3, 1 - 1e-3)
+        for m in (1, 2, 3):
+            for power in (1, 2):
+                ts, tails, V, L = _enumerated_tails(p, m, power)
+                for t, tail in zip(ts, tails):
+                    b = tail_bound(t, power, n, V, L)
+                    misses["bound"] += b < tail - 1e-12
+                    misses["quarter variance"] += tail_bound(t, power, n, V / 4,
+                                                             L / 4) < tail - 1e-12
+                    if power == 1:
+                        misses["one-sided"] += b / 2 ** m < tail - 1e-12
+    assert misses["bound"] == 0, misses
+    assert misses["quarter variance"] > 0 and misses["one-sided"] > 0, misses
+
+
+def test_clearly_miscalibrated_columns_are_decided_by_the_bound():
+    """Over-confident binary predictions, n = 5,000: the one-column rows' p-values are
+    certified brackets [0, bound] with bound <= 1e-15 (p_value_method "bound"), and the
+    exact bracket of the same rows agrees: its upper end is below 1e-10.  Calibrated labels
+    for the same predictions: no row is decided by the bound."""
+    from calnotes._evalrows import _single_pmfs
+    from calnotes._sorted import MEASURES
+
+    rng = np.random.default_rng(12)
+    x, y = _binary_problem(5000, 2.0, rng)
+    report = calnotes.evaluate(np.c_[1 - x, x], labels=y, n_bins=[10, 50], utility=False,
+                               smooth_ece=False, bootstrap=0, references=False)
+    rows = [r for r in report.rows if r["aggregation"] == "binary"]
+    assert rows and all(r["p_value_method"] == "bound" for r in rows)
+    sc = SortedColumns(x[:, None], workers=1)
+    for r in rows:
+        assert r["p_value_lower"] == 0.0 and r["p_value"] <= 1e-15
+        plan = sc.plan(r["n_bins"], MEASURES[r["measure"]][1])
+        lo, hi = exact_tail_bounds(plan.sum_prob[0], _single_pmfs(sc, plan), r["value"],
+                                   MEASURES[r["measure"]][0], 5000)
+        assert hi <= 1e-10, (r["measure"], r["n_bins"], hi)
+    y_cal = (rng.random(5000) < x).astype(int)
+    calibrated = calnotes.evaluate(np.c_[1 - x, x], labels=y_cal, n_bins=[10, 50],
+                                   utility=False, smooth_ece=False, bootstrap=0,
+                                   references=False)
+    assert not any(r.get("p_value_method") == "bound" for r in calibrated.rows)
