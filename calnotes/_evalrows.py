@@ -499,7 +499,7 @@ class NullSampler:
                     out[(id(plan), name)] = v
             return out
         if self._orders is not None:
-            by_plan = self._counts_from_orders(lo, hi, by_plan, out)
+            by_plan = self._counts_from_orders(lo, hi, by_plan, out, ties)
             if not by_plan:
                 return out
         eid = self._entry_numbers(lo, hi)
@@ -532,27 +532,40 @@ class NullSampler:
         eid += (np.arange(self.n, dtype=eid.dtype) * eid.dtype.type(self.c))[:, None]
         return eid.reshape(-1)
 
-    def _counts_from_orders(self, lo: int, hi: int, by_plan, out: dict) -> list:
-        """Values of the plans of ``by_plan`` without straddling tie groups for replications
-        ``lo .. hi - 1`` (few columns): per column, the replications' outcomes in the column's
-        sorted order, their running sums, and each bin's count as a difference of two of them
-        (every bin is a run of sorted positions; integers, so the counts are the ones
-        ``bincount`` gives).  Returns the plans left (those with straddling groups)."""
+    def _counts_from_orders(self, lo: int, hi: int, by_plan, out: dict, ties: str) -> list:
+        """Values of the plans of ``by_plan`` for replications ``lo .. hi - 1`` (few columns)
+        from running sums: per column, the replications' outcomes in the column's sorted order,
+        their running sums, and each bin's count as a difference of two of them (every bin is
+        a run of sorted positions; integers, so the counts are the ones ``bincount`` gives);
+        under ``ties="average"`` also the straddling tie groups' positives and each bin's other
+        positives (:meth:`BinPlan.tie_counts_from_running`).  Returns the plans left (those
+        with straddling groups under ``ties="position"``)."""
         n, c, nb = self.n, self.c, hi - lo
         mine = [(plan, names) for plan, names in by_plan if not plan.has_groups]
-        if not mine:
+        tied = ([(plan, names) for plan, names in by_plan if plan.has_groups]
+                if ties == "average" else [])
+        if not mine and not tied:
             return by_plan
         counts = [np.empty((nb, c, plan.m), dtype=np.int64) for plan, _ in mine]
+        tie_counts = [(np.empty((nb, plan._g_e.shape[0]), dtype=np.int64),
+                       np.empty((nb, c, plan.m), dtype=np.int64)) for plan, _ in tied]
         run = np.zeros((n + 1, nb), dtype=np.int32 if n < 2 ** 31 else np.int64)
         for j in range(c):
             np.cumsum(self._hits[j][:, lo:hi], axis=0, out=run[1:])
             for (plan, _), cnt in zip(mine, counts):
                 s = plan.starts[j]
                 cnt[:, j, :] = (run[s[1:]] - run[s[:-1]]).T
+            for (plan, _), (K, fixed) in zip(tied, tie_counts):
+                plan.tie_counts_from_running(run, j, K, fixed)
         for (plan, names), cnt in zip(mine, counts):
             for name, v in plan.values_from_counts(cnt, names).items():
                 out[(id(plan), name)] = v.reshape(nb, c).mean(axis=1)
-        return [(plan, names) for plan, names in by_plan if plan.has_groups]
+        for (plan, names), (K, fixed) in zip(tied, tie_counts):
+            stats = plan.average_stats_from_counts(K, fixed)
+            for name in names:
+                out[(id(plan), name)] = measure_columns(stats, name).reshape(nb, c).mean(axis=1)
+        done = {id(plan) for plan, _ in mine + tied}
+        return [(plan, names) for plan, names in by_plan if id(plan) not in done]
 
 
 def _part(progress, name: str):

@@ -761,22 +761,45 @@ class BinPlan:
         """:meth:`stats` under ``ties="average"`` of one column (``c = 1``) for ``nb``
         replications from the running sums ``run`` (shape ``(n + 1, nb)``: ``run[p, b]`` the
         positives of replication ``b`` among the first ``p`` sorted positions, in any order
-        of equal predictions).  A straddling group's positives and a bin's positives outside
-        the straddling groups are differences of two running sums (every group lies in a run
-        of sorted positions; a tie group that straddles no edge lies in one bin): the integer
-        counts :meth:`_average_stats` takes from the located positives, so the same numbers."""
-        m, nb = self.m, run.shape[1]
-        g_key, _, _, q_g, q_j, _ = self._flat_groups()
-        a, e = g_key, self._g_e                      # one column: key = start position
-        K = (run[e] - run[a]).T.astype(np.int64)    # (nb, G)
-        s = self.starts[0]
+        of equal predictions); see :meth:`tie_counts_from_running`."""
+        nb = run.shape[1]
+        K = np.empty((nb, self._g_e.shape[0]), dtype=np.int64)
+        fixed = np.empty((nb, 1, self.m), dtype=np.int64)
+        self.tie_counts_from_running(run, 0, K, fixed)
+        return self.average_stats_from_counts(K, fixed)
+
+    def tie_counts_from_running(self, run: np.ndarray, col: int, K: np.ndarray,
+                                fixed: np.ndarray) -> None:
+        """Fill ``K[:, g]`` (positives of each straddling group ``g`` of column ``col``) and
+        ``fixed[:, col, :]`` (each bin's positives outside the straddling groups) of ``nb``
+        replications from the running sums ``run`` of their outcomes in the column's sorted
+        order (shape ``(n + 1, nb)``).  Every group lies in a run of sorted positions and a
+        tie group that straddles no edge lies in one bin, so both are differences of two
+        running sums: the integer counts :meth:`_average_stats` takes from the located
+        positives."""
+        n = self.sc.n
+        g_key, g_col, _, q_g, q_j, _ = self._flat_groups()
+        gs = np.flatnonzero(g_col == col)
+        a = g_key - g_col * (n + 1)
+        e = self._g_e
+        K[:, gs] = (run[e[gs]] - run[a[gs]]).T
+        s = self.starts[col]
         total = (run[s[1:]] - run[s[:-1]]).astype(np.int64)                    # (m, nb)
-        inside = run[np.minimum(e[q_g], s[q_j + 1])] - run[np.maximum(a[q_g], s[q_j])]
-        np.subtract.at(total, q_j, inside.astype(np.int64))
-        fixed = total.T.reshape(-1).astype(np.float64)
-        count = np.broadcast_to(self.count[None], (nb, 1, m)).reshape(nb, m)
-        sum_prob = np.broadcast_to(self.sum_prob[None], (nb, 1, m)).reshape(nb, m)
-        return self._average_from_counts(K, fixed, nb, count, sum_prob)
+        qs = np.flatnonzero(g_col[q_g] == col)
+        g, j = q_g[qs], q_j[qs]
+        inside = run[np.minimum(e[g], s[j + 1])] - run[np.maximum(a[g], s[j])]
+        np.subtract.at(total, j, inside.astype(np.int64))
+        fixed[:, col, :] = total.T
+
+    def average_stats_from_counts(self, K: np.ndarray, fixed: np.ndarray) -> BinStats:
+        """The tie-averaged :class:`BinStats` of ``nb`` replications from the integer counts
+        of :meth:`tie_counts_from_running` (``K`` shape ``(nb, G)``, ``fixed`` ``(nb, c, m)``)."""
+        c, m = self.sc.c, self.m
+        nb = K.shape[0]
+        count = np.broadcast_to(self.count[None], (nb, c, m)).reshape(nb * c, m)
+        sum_prob = np.broadcast_to(self.sum_prob[None], (nb, c, m)).reshape(nb * c, m)
+        return self._average_from_counts(K, fixed.reshape(-1).astype(np.float64), nb, count,
+                                         sum_prob)
 
     def _average_from_counts(self, K, fixed, nb, count, sum_prob) -> BinStats:
         """The tie-averaged :class:`BinStats` from ``K[b, g]`` (positives of straddling group

@@ -339,10 +339,12 @@ def test_null_draws_locate_entries_as_the_binary_searches_do(dense, monkeypatch)
 
 @pytest.mark.parametrize("k, decimals", [(2, None), (3, 1), (4, 2)])
 def test_null_counts_from_sorted_orders_equal_the_per_entry_counts(k, decimals, monkeypatch):
-    """Few columns: a replication's bin counts from running sums in each column's sorted
-    order (plans without straddling tie groups) equal the per-entry keys' ``bincount``, value
-    for value, for every plan of the report (equal-width and equal-mass, 1 to n bins); the
-    control reverses one column's order, which moves outcomes to other bins."""
+    """Few columns: a replication's values from running sums in each column's sorted order
+    (bin counts; with straddling tie groups under ties="average" also the groups' positives
+    and the bins' other positives) equal those of the per-entry keys' ``bincount`` and of the
+    located positives, value for value, for every plan of the report (equal-width and
+    equal-mass, 1 to n bins); the control reverses one column's order, which moves outcomes
+    to other bins."""
     rng = np.random.default_rng(40 + k)
     if decimals is None:
         P = rng.dirichlet(np.ones(k), size=60)
@@ -368,6 +370,7 @@ def test_null_counts_from_sorted_orders_equal_the_per_entry_counts(k, decimals, 
     assert got.keys() == want.keys()
     assert all(np.array_equal(got[key], want[key]) for key in want)
     assert any(not plan.has_groups for plan, _ in by_plan)
+    assert (decimals is None) != any(plan.has_groups for plan, _ in by_plan)
     sorted_sampler._hits[0] = sorted_sampler._hits[0][::-1]              # control: order reversed
     bad = sorted_sampler.values(0, 25, by_plan, "average")
     assert any(not np.array_equal(bad[key], want[key]) for key in want)
