@@ -132,43 +132,20 @@ def hypergeom_pmf_rows(N, K, o: int) -> np.ndarray:
     [[0.166666666667, 0.666666666667, 0.166666666667]]
     """
     K = np.atleast_1d(np.asarray(K, dtype=np.int64))
-    N = np.broadcast_to(np.asarray(N, dtype=np.int64), K.shape)
-    R = K.shape[0]
     if o == 0:
-        return np.ones((R, 1))
-    t = np.arange(o + 1, dtype=np.float64)[None, :]
-    Kf = K[:, None].astype(np.float64)
-    Nf = N[:, None].astype(np.float64)
-    lo = np.maximum(0, o - (N - K))[:, None]
-    hi = np.minimum(o, K)[:, None]
-    # inc[t] = log P(t+1) - log P(t), valid for lo <= t < hi
-    step = (t >= lo) & (t < hi)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        inc = (np.log(np.where(step, (Kf - t) * (o - t), 1.0))
-               - np.log(np.where(step, (t + 1.0) * (Nf - Kf - o + t + 1.0), 1.0)))
-    mode = np.clip(np.floor((o + 1.0) * (Kf + 1.0) / (Nf + 2.0)), lo, hi).astype(np.int64)
-    idx = np.arange(o + 1)[None, :]
-    # forward: log P(t) - log P(mode) = sum_{s = mode}^{t-1} inc[s]  (t > mode)
-    fwd = np.cumsum(np.where(idx >= mode, inc, 0.0), axis=1)
-    logp = np.zeros((R, o + 1))
-    logp[:, 1:] = np.where(idx[:, 1:] > mode, fwd[:, :-1], 0.0)
-    # backward: log P(t) - log P(mode) = -sum_{s = t}^{mode-1} inc[s]  (t < mode)
-    back = np.cumsum(np.where(idx < mode, inc, 0.0)[:, ::-1], axis=1)[:, ::-1]
-    logp = np.where(idx < mode, -back, logp)
-    inside = (idx >= lo) & (idx <= hi)
-    w = np.where(inside, np.exp(np.where(inside, logp, 0.0)), 0.0)
-    return w / w.sum(axis=1, keepdims=True)
+        return np.ones((K.shape[0], 1))
+    return hypergeom_pmf_padded(N, K, np.full(K.shape[0], int(o), dtype=np.int64))
 
 
 def hypergeom_pmf_padded(N, K, o) -> np.ndarray:
-    """:func:`hypergeom_pmf_rows` with a draw count ``o[r]`` per row: row ``r`` is
-    ``hypergeom_pmf_rows(N[r], [K[r]], o[r])[0]``, bit for bit, zero-padded to ``max(o) + 1``
-    entries.
+    """:func:`hypergeom_pmf_rows` with a draw count ``o[r]`` per row, zero-padded to
+    ``max(o) + 1`` entries; row ``r`` is bit for bit what the rows of draw count ``o[r]`` alone
+    give (:func:`hypergeom_pmf_rows` is this function with one ``o``).
 
-    Every step of :func:`hypergeom_pmf_rows` is elementwise or a running sum along the row
-    (the padding adds zeros after the row's values, or before them in the reversed sum),
-    except the final normalisation, whose pairwise sum depends on the row's length: it is
-    taken over each row's own ``o + 1`` entries, rows of one ``o`` at a time.
+    Every step of the recurrence is elementwise or a running sum along the row (the padding
+    adds zeros after the row's values, or before them in the reversed sum), except the final
+    normalisation, whose pairwise sum depends on the row's length: it is taken over each
+    row's own ``o + 1`` entries, rows of one ``o`` at a time.
 
     Examples
     --------
