@@ -277,11 +277,14 @@ class NullSampler:
     draws of the benchmark's softmax) -- and located once in their sorted columns (their group
     starts, which decide the bins); each plan gives every entry its key ``column * m + bin``
     once, and a replication's counts are one gather of those keys and one ``bincount``.  With
-    ``k <=`` :data:`SORTED_NULL_COLUMNS` the counts of bins without straddling tie groups are
-    differences of running sums of the outcomes in each column's sorted order instead.
-    Single column: the outcome is ``u < x`` and the group starts are ``SortedColumns.left``.
-    Row blocks and slices of replications run on the worker threads; no number depends on
-    the split or the path.
+    ``k <=`` :data:`SORTED_NULL_COLUMNS` the bins' counts -- and under ``ties="average"`` the
+    straddling tie groups' positives and the bins' other positives -- are differences of
+    running sums of the outcomes in each column's sorted order instead.  Single column: the
+    outcome is ``u < x``, already in the column's sorted order (the canonical order sorts
+    by the prediction), counted the same way; only ``ties="position"`` with straddling groups
+    locates each positive (its group start, ``SortedColumns.left``, and its row).  Row blocks
+    and slices of replications run on the worker threads; no number depends on the split or
+    the path.
     """
 
     def __init__(self, prob: Problem, canon: np.ndarray):
@@ -458,11 +461,14 @@ class NullSampler:
         return self._keep(out)
 
     def _keep(self, out: np.ndarray) -> np.ndarray:
-        """Make ``out`` the current chunk (class-wise: its entries numbered)."""
+        """Make ``out`` the current chunk (class-wise: its entries numbered; one column: the
+        outcomes are already in the column's sorted order, since the canonical order sorts
+        the rows by their prediction)."""
         if self.c > 1:
             self._number_entries(out)
         else:
             self._chunk = out
+            self._hits = [out]
         return out
 
     def values(self, lo: int, hi: int, by_plan, ties) -> dict:
@@ -472,31 +478,15 @@ class NullSampler:
         nb = hi - lo
         out = {}
         if c == 1:
-            # the canonical order sorts the rows by their prediction, so a replication's
-            # positives in a run of sorted positions are differences of running sums of its
-            # outcomes (bins; under ties="average" also tie groups); ties="position" with
-            # straddling groups needs each positive's row
-            run = np.zeros((n + 1, nb), dtype=np.int32 if n < 2 ** 31 else np.int64)
-            np.cumsum(self._chunk[:, lo:hi], axis=0, out=run[1:])
-            loc = None
-            for plan, names in by_plan:
-                if not plan.has_groups:
-                    st = plan.starts[0]
-                    counts = np.ascontiguousarray((run[st[1:]] - run[st[:-1]]).T)
-                    res = plan.values_from_counts(counts[:, None, :], names)
-                elif ties == "average":
-                    stats = plan.average_stats_from_running(run)
-                    res = {name: measure_columns(stats, name) for name in names}
-                else:
-                    if loc is None:
-                        pos, b = np.nonzero(self._chunk[:, lo:hi])
-                        rows = self.canon[pos]
-                        loc = Located(np.zeros(rows.shape[0], dtype=np.int64),
-                                      b.astype(np.int64), self.left[rows, 0].astype(np.int64),
-                                      rows, nb)
-                    res = plan.measure_values(loc, ties, names)
-                for name, v in res.items():
-                    out[(id(plan), name)] = v
+            by_plan = self._counts_from_orders(lo, hi, by_plan, out, ties)
+            if by_plan:         # ties="position" with straddling groups: each positive's row
+                pos, b = np.nonzero(self._chunk[:, lo:hi])
+                rows = self.canon[pos]
+                loc = Located(np.zeros(rows.shape[0], dtype=np.int64), b.astype(np.int64),
+                              self.left[rows, 0].astype(np.int64), rows, nb)
+                for plan, names in by_plan:
+                    for name, v in plan.measure_values(loc, ties, names).items():
+                        out[(id(plan), name)] = v
             return out
         if self._orders is not None:
             by_plan = self._counts_from_orders(lo, hi, by_plan, out, ties)

@@ -757,17 +757,6 @@ class BinPlan:
         fixed = np.bincount(keys, minlength=nb * c * m + 1)[:nb * c * m].astype(np.float64)
         return self._average_from_counts(K, fixed, nb, count, sum_prob)
 
-    def average_stats_from_running(self, run: np.ndarray) -> BinStats:
-        """:meth:`stats` under ``ties="average"`` of one column (``c = 1``) for ``nb``
-        replications from the running sums ``run`` (shape ``(n + 1, nb)``: ``run[p, b]`` the
-        positives of replication ``b`` among the first ``p`` sorted positions, in any order
-        of equal predictions); see :meth:`tie_counts_from_running`."""
-        nb = run.shape[1]
-        K = np.empty((nb, self._g_e.shape[0]), dtype=np.int64)
-        fixed = np.empty((nb, 1, self.m), dtype=np.int64)
-        self.tie_counts_from_running(run, 0, K, fixed)
-        return self.average_stats_from_counts(K, fixed)
-
     def tie_counts_from_running(self, run: np.ndarray, col: int, K: np.ndarray,
                                 fixed: np.ndarray) -> None:
         """Fill ``K[:, g]`` (positives of each straddling group ``g`` of column ``col``) and
