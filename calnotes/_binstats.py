@@ -152,11 +152,6 @@ class BinStats:
             rows = [first[sel]] if k == 1 else [first[sel], second[sel]]
             cols, js = parts.col[rows[0]], parts.bin[rows[0]]
             c = self.sum_prob[cols, js] - fixed[cols, js]
-            if b == -2:
-                out[cols, js] = _ties.expected_abs_two_parts(
-                    c, parts.N[rows[0]], parts.K[rows[0]], a,
-                    parts.N[rows[1]], parts.K[rows[1]], parts.o[rows[1]])
-                continue
             pieces = [(parts.N[r], parts.K[r], o) for r, o in zip(rows, (a, b))]
             out[cols, js] = _ties.expected_abs_power(c, pieces, p)
         return out
@@ -164,8 +159,7 @@ class BinStats:
     def _abs_first_moment(self, first, second, two) -> np.ndarray:
         """``E|S_j|`` of the bins with tie parts: ``first`` the (smaller) part of each bin,
         ``second`` its larger part where ``two``.  The numbers of
-        :func:`calnotes._ties.expected_abs_power` (one part) and
-        :func:`calnotes._ties.expected_abs_two_parts` (two), bit for bit, for all bins at
+        :func:`calnotes._ties.expected_abs_power` (one or two parts), bit for bit, for all bins at
         once: each distinct law once (:class:`calnotes._ties.HypergeomLaws`), the bins in
         chunks sorted by part size (about :data:`_TIE_CHUNK` entries each) with their laws
         zero-padded, and each bin's final sum over its own ``o + 1`` terms, bins of one ``o``
@@ -201,7 +195,7 @@ class BinStats:
             top = w2.shape[1] - 1
             h1 = np.arange(w1.shape[1], dtype=np.float64)
             h2 = np.arange(top + 1, dtype=np.float64)
-            # E|t - H2| = t (2 F(s) - 1) - 2 M(s) + E H2, s = floor(t), as expected_abs_two_parts
+            # E|t - H2| = t (2 F(s) - 1) - 2 M(s) + E H2, s = floor(t), as expected_abs_power
             F = np.cumsum(w2, axis=1)
             M = np.cumsum(w2 * h2[None, :], axis=1)
             EH = M[:, -1:]

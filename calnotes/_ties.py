@@ -250,46 +250,6 @@ def _unique_pmfs(N: np.ndarray, K: np.ndarray, o: int) -> np.ndarray:
     return hypergeom_pmf_rows(N[first], K[first], o)[inverse.ravel()]
 
 
-def expected_abs_two_parts(c, N1, K1, o1: int, N2, K2, o2) -> np.ndarray:
-    """``E|c_r - H_{1r} - H_{2r}|`` (``p = 1``) with the smaller part's size ``o1`` shared by
-    all rows and the larger parts' sizes ``o2`` (``>= o1``) per row: the numbers of
-    :func:`expected_abs_power` for each row, from one pass.  The larger part's laws are
-    zero-padded to the largest ``o2``; its cumulative sums (sequential) are then exactly
-    those of the unpadded law, and the final sum runs over the ``o1 + 1`` values as there.
-
-    Examples
-    --------
-    >>> c = np.array([1.0, 2.5])
-    >>> got = expected_abs_two_parts(c, [4, 5], [2, 1], 1, [6, 7], [3, 2], np.array([2, 3]))
-    >>> want = [expected_abs_power(c[i:i + 1], [([4, 5][i], [[2, 1][i]], 1),
-    ...                                         ([6, 7][i], [[3, 2][i]], [2, 3][i])], 1)[0]
-    ...         for i in range(2)]
-    >>> got.tolist() == want
-    True
-    """
-    c = np.atleast_1d(np.asarray(c, dtype=np.float64))
-    N1, K1, N2, K2, o2 = (np.broadcast_to(np.asarray(a, dtype=np.int64), c.shape)
-                          for a in (N1, K1, N2, K2, o2))
-    w1 = _unique_pmfs(N1, K1, int(o1))
-    top = int(o2.max())
-    w2 = np.zeros((c.shape[0], top + 1))
-    for o in np.unique(o2).tolist():
-        rows = np.flatnonzero(o2 == o)
-        w2[rows, :o + 1] = _unique_pmfs(N2[rows], K2[rows], o)
-    h1 = np.arange(int(o1) + 1, dtype=np.float64)
-    h2 = np.arange(top + 1, dtype=np.float64)
-    F = np.cumsum(w2, axis=1)
-    M = np.cumsum(w2 * h2[None, :], axis=1)
-    EH = M[:, -1:]
-    t = c[:, None] - h1[None, :]
-    s = np.minimum(np.clip(np.floor(t), -1, top).astype(np.int64), o2[:, None])
-    safe = np.maximum(s, 0)
-    Fs = np.where(s >= 0, np.take_along_axis(F, safe, axis=1), 0.0)
-    Ms = np.where(s >= 0, np.take_along_axis(M, safe, axis=1), 0.0)
-    g = t * (2.0 * Fs - 1.0) - 2.0 * Ms + EH
-    return (w1 * g).sum(axis=1)
-
-
 def expected_abs_power(c, parts, p: float) -> np.ndarray:
     r"""``E|c_r - H_{1r} - H_{2r}|^p`` for independent hypergeometric parts, row by row.
 

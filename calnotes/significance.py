@@ -120,15 +120,22 @@ def poisson_binomial_pmfs_fft(qs) -> list:
     return _pb.pmfs(qs)
 
 
-def _grid_terms(a, pmfs, t: float, power: int, n: int, cells: int):
-    """Every term's law on the grid of :func:`exact_tail_bounds`, flat: ``(term, w, idx)``
-    with ``idx[r]`` the cell of each entry rounded down (``r = 0``) and up (``r = 1``); only
-    entries of positive weight (``cells`` pools everything at or above ``t``)."""
+def _term_values(a, pmfs, power: int, n: int):
+    """Every term's law flat: ``(term, w, g)``, entry ``(j, k)`` of ``K_j ~ pmfs[j]`` with its
+    probability ``w`` and its value ``g = |a_j - k|^power / n^power``."""
     sizes = np.array([pmf.shape[0] for pmf in pmfs], dtype=np.int64)
     w = np.concatenate([np.asarray(pmf, dtype=np.float64) for pmf in pmfs])
     term = np.repeat(np.arange(sizes.shape[0]), sizes)
     k = np.arange(w.shape[0], dtype=np.float64) - np.repeat(np.cumsum(sizes) - sizes, sizes)
     g = np.abs(np.asarray(a, dtype=np.float64)[term] - k) ** power / float(n) ** power
+    return term, w, g
+
+
+def _grid_terms(a, pmfs, t: float, power: int, n: int, cells: int):
+    """Every term's law on the grid of :func:`exact_tail_bounds`, flat: ``(term, w, idx)``
+    with ``idx[r]`` the cell of each entry rounded down (``r = 0``) and up (``r = 1``); only
+    entries of positive weight (``cells`` pools everything at or above ``t``)."""
+    term, w, g = _term_values(a, pmfs, power, n)
     keep = w > TAIL_DROP
     dropped = float(w[~keep].sum())
     term, w, g = term[keep], w[keep], g[keep]
@@ -318,11 +325,7 @@ def predicted_bracket_width(a, pmfs, t: float, power: int, n: int,
     m = len(pmfs)
     if m == 0 or not t > 0:
         return 0.0
-    sizes = np.array([pmf.shape[0] for pmf in pmfs], dtype=np.int64)
-    w = np.concatenate([np.asarray(pmf, dtype=np.float64) for pmf in pmfs])
-    term = np.repeat(np.arange(m), sizes)
-    k = np.arange(w.shape[0], dtype=np.float64) - np.repeat(np.cumsum(sizes) - sizes, sizes)
-    g = np.abs(np.asarray(a, dtype=np.float64)[term] - k) ** power / float(n) ** power
+    term, w, g = _term_values(a, pmfs, power, n)
     mean = np.bincount(term, weights=w * g, minlength=m)
     var = np.maximum(np.bincount(term, weights=w * g * g, minlength=m) - mean ** 2, 0.0)
     mu, sigma = float(mean.sum()), float(np.sqrt(var.sum()))
