@@ -82,7 +82,8 @@ def population(name: str) -> FiniteDistribution:
     Examples
     --------
     >>> d = population("overconfident, k = 2")
-    >>> d.n_atoms, float(d.prediction[-1, 1]), round(float(d.truth[-1, 1]), 4)
+    >>> last_p, last_q = d.prediction[-1, 1], d.truth[-1, 1]
+    >>> d.n_atoms, float(last_p), round(float(last_q), 4)
     (49, 0.98, 0.82)
     """
     if name not in POPULATIONS:

@@ -589,7 +589,8 @@ def garbling_population(values, mass, kernel):
     --------
     Merge the two values of a binary predictor:
 
-    >>> w, f, g = garbling_population([0.2, 0.8], [0.5, 0.5], [[1.0], [1.0]])
+    >>> w, f, g = garbling_population([0.2, 0.8], [0.5, 0.5],
+    ...                               [[1.0], [1.0]])
     >>> w.tolist(), f.tolist(), g.round(12).tolist()
     ([0.5, 0.5], [0.2, 0.8], [0.5, 0.5])
     """

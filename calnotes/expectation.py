@@ -452,7 +452,7 @@ def expected_binned_ece(y_prob, true_prob, n_bins: int = 15, *, binning: str = "
     Examples
     --------
     >>> p = [0.1, 0.15, 0.8, 0.9]
-    >>> round(expected_binned_ece(p, p, n_bins=2), 6)   # (0.3825 + 0.432) / 4
+    >>> round(expected_binned_ece(p, p, n_bins=2), 6)  # (0.3825+0.432)/4
     0.203625
     """
     P, T, top = _check_inputs(y_prob, true_prob, aggregation)

@@ -527,7 +527,7 @@ def reliability_diagram(y_true, y_prob, n_bins: int = 15, *, binning: str = "wid
     >>> p = rng.uniform(size=500)
     >>> y = (rng.uniform(size=500) < p).astype(int)
     >>> fig, ax = plt.subplots()
-    >>> out = reliability_diagram(y, p, n_bins=10, ax=ax, label="calibrated")
+    >>> out = reliability_diagram(y, p, 10, ax=ax, label="calibrated")
     >>> out is ax, type(out).__name__
     (True, 'Axes')
     >>> [c.get_label() for c in ax.collections]

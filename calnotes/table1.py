@@ -691,7 +691,8 @@ def exact_table1(k: int, n: int, m: int, eps1: float, eps2: float, eps3: float) 
     Examples
     --------
     >>> ex = exact_table1(4, 200, 4, 0.1, 0.02, 0.01)
-    >>> abs(ex.mean["f2.l2_conf"] - (0.02 ** 2 / 4 + 0.1 * 0.9 / 200)) < 1e-15
+    >>> formula = 0.02 ** 2 / 4 + 0.1 * 0.9 / 200
+    >>> abs(ex.mean["f2.l2_conf"] - formula) < 1e-15
     True
     """
     prm = check_table1_params(k, n, m, eps1, eps2, eps3)

@@ -545,7 +545,8 @@ def sample_rank(n_classes: int, n_utilities: int, *, rng) -> UtilityFamily:
     Examples
     --------
     >>> T = sample_rank(4, 3, rng=0).params
-    >>> bool(np.all(np.diff(T, axis=1) <= 0)), np.abs(T).max(axis=1).tolist()
+    >>> decreasing = bool(np.all(np.diff(T, axis=1) <= 0))
+    >>> decreasing, np.abs(T).max(axis=1).tolist()
     (True, [1.0, 1.0, 1.0])
     """
     rng = check_rng(rng)
@@ -829,7 +830,8 @@ def uc_from_values(predicted, realized, *, weights=None, tie_tol: float = 0.0) -
     The App. B.2 example: ``p`` is 0.45 or 0.55 with accuracies 0.05 and 0.95.
 
     >>> res = uc_from_values([0.45, 0.55], [0.05, 0.95], weights=[0.5, 0.5])
-    >>> round(float(res.values[0]), 12), res.lower.tolist(), res.sign.tolist()
+    >>> value = round(float(res.values[0]), 12)
+    >>> value, res.lower.tolist(), res.sign.tolist()
     (0.2, [0.45], [-1])
 
     Ties are pooled: two samples at the same predicted value cannot be separated.

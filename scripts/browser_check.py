@@ -52,6 +52,12 @@ scroll-cue    content wider than its box (tables, code, outputs) may only scroll
               drawn where the system overlays and fades scroll bars (macOS, phones), or an edge
               shadow drawn as a ``background-image`` gradient. Unstyled scroll boxes fail even
               though headless Chromium on Linux draws their bar: a reader on macOS sees none.
+              Content that overflows by less than ``MARGINAL_PX`` (16 px, two characters of
+              14 px code) fails whatever its cue: Chromium lays such a box out without its
+              scroll bar on some loads (measured 2026-11-26: two code boxes 6 px too wide had
+              no bar on 8 of 30 loads of their pages, idle or busy; boxes 9-15 px too wide
+              had theirs on all 56 loads), so the check would pass or fail by chance, and a scroll bar
+              for a sliver of a line is no use to a reader. Make such content fit.
 caption       every image of the main column (icons excepted: Sphinx's ``img.toggler`` and images
               shown at most 32 x 32 px) is a numbered figure: it sits in a ``<figure>``
               whose ``<figcaption>`` has Sphinx's number span (``.caption-number``, "Fig. N" or
@@ -157,8 +163,10 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 })().catch((e) => done({mathjax: "wait failed: " + e, wantsMathJax: true}));
 """
 
+MARGINAL_PX = 16  # the scroll-cue rule: content this little too wide must fit instead
+
 # Collects everything the checks need from the rendered page in one call.
-COLLECT_JS = r"""
+COLLECT_JS = f"const MARGINAL_PX = {MARGINAL_PX};\n" + r"""
 const SKIP = 'code, pre, .highlight, mjx-container, mjx-assistive-mml, script, style, textarea, '
   + 'noscript, template, kbd, samp, svg, math';
 // sphinx-book-theme's margin and full-width content (the list its own script uses)
@@ -284,6 +292,13 @@ for (const el of main.querySelectorAll('*')) {
   // (not hidden by scrollbar-width: none or ::-webkit-scrollbar) and a cue that the book's CSS
   // gives (a scroll bar colour, which also shows where scroll bars overlay and fade, or an
   // edge shadow drawn with a background gradient)
+  if (scrolls && el.scrollWidth - el.clientWidth < MARGINAL_PX) {
+    reported.push(el);
+    out.noCue.push(`${describe(el)}: ${el.scrollWidth} px of content scroll in a `
+      + `${el.clientWidth} px box, only ${el.scrollWidth - el.clientWidth} px too wide (under `
+      + `${MARGINAL_PX} px: Chromium shows no scroll bar for it on some loads; make it fit)`);
+    continue;
+  }
   if (scrolls) {
     const bar = el.offsetHeight - el.clientHeight - parseFloat(style.borderTopWidth)
       - parseFloat(style.borderBottomWidth);
