@@ -81,7 +81,9 @@ def _brier_matrix(P):
 
 
 def _spherical_matrix(P):
-    return 1.0 - P / np.linalg.norm(P, axis=1, keepdims=True)
+    # ||p||_2 from the same row sums of squares as the Brier loss (np.linalg.norm would build
+    # an (n, k) temporary of squares: 1 s of 5 at 50,000 x 1,000 in calnotes.evaluate)
+    return 1.0 - P / np.sqrt(np.einsum("ij,ij->i", P, P))[:, None]
 
 
 def _zero_one_matrix(P):
@@ -264,7 +266,7 @@ def _losses_at_labels(y: np.ndarray, P: np.ndarray) -> dict:
             out["log"][a:b] = -np.log(p_y)
         sq = np.einsum("ij,ij->i", Pb, Pb)
         out["brier"][a:b] = sq - 2.0 * p_y + 1.0
-        out["spherical"][a:b] = 1.0 - p_y / np.linalg.norm(Pb, axis=1)
+        out["spherical"][a:b] = 1.0 - p_y / np.sqrt(sq)
         out["zero_one"][a:b] = Pb.argmax(axis=1) != yb
 
     parallel_ranges(run, n, cost=P.shape[1])
