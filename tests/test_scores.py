@@ -25,6 +25,40 @@ def close(a, b, tol=TOL):
 # ============================================================================= hand values
 
 
+def _spherical_within_rounding(loss, P, y) -> bool:
+    """``loss`` (per-sample spherical losses) against ``1 - p_y / ||p||`` with the norm from a
+    correctly rounded sum of squares (``math.fsum``): a float64 sum of ``k`` squares, in any
+    order, is within ``gamma_k ~ k eps`` of the exact sum (Higham, Thm 4.4 / eq. (3.5)), the
+    square root halves that and adds ``eps / 2``, the quotient and the subtraction add ``eps``
+    each: ``|loss - ref| <= (p_y / ||p||) (k / 2 + 2) eps + 2 eps`` (``eps = 2^-52``)."""
+    eps = np.finfo(float).eps
+    k = P.shape[1]
+    norm = np.array([math.sqrt(math.fsum(float(v) * float(v) for v in row)) for row in P])
+    ratio = P[np.arange(len(y)), y] / norm
+    return bool(np.all(np.abs(loss - (1.0 - ratio)) <= ratio * (k / 2 + 2) * eps + 2 * eps))
+
+
+@pytest.mark.parametrize("k", [2, 3, 10, 100, 1000, 5000])
+def test_spherical_loss_is_within_rounding_of_the_correctly_rounded_norm(k):
+    """The spherical loss takes ``||p||`` from the row sums of squares the Brier loss uses
+    (``np.einsum``), not ``np.linalg.norm`` (which builds an ``(n, k)`` temporary); both are
+    within the stated rounding bound of a correctly rounded norm, at every ``k`` and for flat,
+    peaked and one-hot rows.  Control: a norm summed in float32 is caught."""
+    rng = np.random.default_rng(k)
+    P = np.vstack([rng.dirichlet(np.full(k, a), size=60) for a in (0.05, 1.0, 50.0)]
+                  + [np.eye(k)[:3], np.full((1, k), 1.0 / k)])
+    y = rng.integers(0, k, P.shape[0])
+    loss = cn.spherical_loss(y, P, per_sample=True)
+    assert _spherical_within_rounding(loss, P, y)
+    # the report's per-sample losses are the public function's, bit for bit
+    from calnotes.scores import _losses_at_labels
+    assert np.array_equal(_losses_at_labels(y, P)["spherical"], loss)
+    # control: the same check rejects a norm summed in single precision
+    sq32 = np.einsum("ij,ij->i", P.astype(np.float32), P.astype(np.float32)).astype(float)
+    coarse = 1.0 - P[np.arange(len(y)), y] / np.sqrt(sq32)
+    assert not _spherical_within_rounding(coarse, P, y)
+
+
 def test_log_loss_by_hand():
     assert close(cn.log_loss([1], [0.5]), math.log(2))
     assert close(cn.log_loss([2], [[0.2, 0.5, 0.3]]), -math.log(0.3))
