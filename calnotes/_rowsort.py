@@ -75,3 +75,42 @@ def stable_row_order(V: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         idx[r] = idx[r][fix]
         Vs[r] = Vs[r][fix]
     return idx, Vs
+
+
+def finish_stable_order(values: np.ndarray, order: np.ndarray,
+                        row: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(idx, Vs)`` of one row from an order that almost sorts it: ``idx =
+    np.argsort(row, kind="stable")`` and ``Vs = row[idx]``, given ``values = row[order]``.
+
+    For two classes every linear or rank utility is monotone in one probability up to
+    rounding, so that probability's order (:func:`calnotes.utility._block_order`'s hint)
+    leaves a row out of order only where values agree to within rounding.  A stable sort of
+    the gathered values then meets long runs (NumPy's stable sort of floats is a timsort:
+    about linear here, against a full :func:`stable_row_order`), and its ties -- ordered by
+    their place in ``order`` -- are put back in input order, as ``np.argsort(row,
+    kind="stable")`` orders them (``-0.0`` and ``0.0`` are equal there and are gathered again
+    from ``row``, so each keeps its sign).
+
+    Examples
+    --------
+    >>> row = np.array([0.3, 0.1, 0.2, 0.1, 0.0, -0.0])
+    >>> order = np.array([5, 4, 3, 2, 1, 0])        # not sorted: 0.2 before 0.1
+    >>> idx, Vs = finish_stable_order(row[order], order, row)
+    >>> idx.tolist() == np.argsort(row, kind="stable").tolist(), Vs.tolist()
+    (True, [0.0, -0.0, 0.1, 0.1, 0.2, 0.3])
+    """
+    fix = np.argsort(values, kind="stable")
+    idx = order[fix]
+    Vs = values[fix]
+    tie = Vs[1:] == Vs[:-1]
+    if tie.any():
+        member = np.zeros(Vs.shape[0], dtype=bool)
+        member[:-1] = tie
+        member[1:] |= tie
+        pos = np.flatnonzero(member)                        # every entry of a tie run
+        joins = np.zeros(pos.shape[0], dtype=bool)          # ... equal to the one before it
+        joins[pos > 0] = tie[pos[pos > 0] - 1]
+        run = np.cumsum(~joins)
+        idx[pos] = idx[pos][np.lexsort((idx[pos], run))]   # runs in input order
+        Vs[pos] = row[idx[pos]]
+    return idx, Vs

@@ -73,7 +73,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._rowsort import stable_row_order, take_rows
+from ._rowsort import finish_stable_order, stable_row_order, take_rows
 from ._validate import check_labels, check_probabilities, check_rng
 
 __all__ = [
@@ -757,8 +757,10 @@ def _scan_utilities(V: np.ndarray, table: np.ndarray, codes: np.ndarray, n: int,
 
 def _block_order(Vb: np.ndarray, hint):
     """``(order, sorted values, how)`` of the rows of ``Vb``: the ``hint`` (``how = 1``) or its
-    reverse (``-1``) where that sorts the row (checked), else
-    :func:`~calnotes._rowsort.stable_row_order` (``0``)."""
+    reverse (``-1``) where that sorts the row (checked), else the stable order (``0``):
+    :func:`~calnotes._rowsort.stable_row_order`, or for a row the hint almost sorts
+    :func:`~calnotes._rowsort.finish_stable_order` (the same order, from the gathered values:
+    a stable sort of almost sorted values, about half the time of a full sort)."""
     m, n = Vb.shape
     if hint is None or n < 2:
         idx, Vs = stable_row_order(Vb)
@@ -769,9 +771,9 @@ def _block_order(Vb: np.ndarray, hint):
     idx[how == -1] = hint[::-1]
     Vs = take_rows(Vb, idx)
     bad = np.flatnonzero((Vs[:, 1:] < Vs[:, :-1]).any(axis=1))
-    if bad.size:
-        idx[bad], Vs[bad] = stable_row_order(Vb[bad])
-        how[bad] = 0
+    for r in bad.tolist():
+        idx[r], Vs[r] = finish_stable_order(Vs[r], idx[r], Vb[r])
+        how[r] = 0
     return idx, Vs, how
 
 

@@ -153,6 +153,41 @@ def test_row_order_check_can_fail():
     assert np.array_equal(_rowsort.stable_row_order(V)[0], np.argsort(V, axis=1, kind="stable"))
 
 
+def _start_orders(row, rng):
+    """Orders that almost sort ``row`` (its stable order with neighbours swapped, reversed
+    tie runs), the reverse of its order, and arbitrary permutations."""
+    ref = np.argsort(row, kind="stable")
+    near = ref.copy()
+    swap = rng.choice(max(1, row.size - 1), size=max(1, row.size // 10), replace=False)
+    for i in swap[swap < row.size - 1]:
+        near[[i, i + 1]] = near[[i + 1, i]]
+    yield near
+    yield ref[::-1].copy()
+    yield rng.permutation(row.size)
+    yield np.argsort(-row, kind="stable")[::-1].copy()          # ties in reverse input order
+
+
+@pytest.mark.parametrize("V", list(_row_cases()))
+def test_finishing_an_almost_sorted_order_is_the_stable_argsort(V):
+    """finish_stable_order (the two-class utilities' rows that the probability's order leaves
+    out of order) gives np.argsort(row, kind="stable") and the row's own values (signs of
+    zero included) from any starting order.  Control: the stable sort of the gathered values
+    alone orders ties by their place in the starting order and is caught."""
+    rng = np.random.default_rng(V.size)
+    caught = 0
+    for row in V:
+        ref = np.argsort(row, kind="stable")
+        for order in _start_orders(row, rng):
+            idx, Vs = _rowsort.finish_stable_order(row[order], order, row)
+            assert np.array_equal(idx, ref)
+            assert np.array_equal(Vs, row[ref]) and np.array_equal(np.signbit(Vs),
+                                                                  np.signbit(row[ref]))
+            naive = order[np.argsort(row[order], kind="stable")]
+            caught += not np.array_equal(naive, ref)
+    has_ties = any(np.unique(row).size < row.size for row in V)
+    assert caught > 0 or not has_ties
+
+
 # --------------------------------------------------------------------------- the engine
 
 CASES = [(2, 40, None), (2, 40, 1), (3, 30, None), (3, 30, 1), (5, 25, 2), (2, 1, None),
