@@ -53,6 +53,9 @@ def test_spherical_loss_is_within_rounding_of_the_correctly_rounded_norm(k):
     # the report's per-sample losses are the public function's, bit for bit
     from calnotes.scores import _losses_at_labels
     assert np.array_equal(_losses_at_labels(y, P)["spherical"], loss)
+    # and whatever the memory layout (a DataFrame's values are often column-major)
+    assert np.array_equal(cn.spherical_loss(y, np.asfortranarray(P), per_sample=True), loss)
+    assert np.array_equal(_losses_at_labels(y, np.asfortranarray(P))["spherical"], loss)
     # control: the same check rejects a norm summed in single precision
     sq32 = np.einsum("ij,ij->i", P.astype(np.float32), P.astype(np.float32)).astype(float)
     coarse = 1.0 - P[np.arange(len(y)), y] / np.sqrt(sq32)
