@@ -78,7 +78,8 @@ def _row_squares(P):
     """``||p||^2`` of every row, summed in the same order whatever ``P``'s memory layout
     (``np.einsum`` sums a column-major array's rows in another order: a DataFrame's values
     are often column-major, and its losses must be the array's bit for bit)."""
-    return np.einsum("ij,ij->i", *(np.ascontiguousarray(P),) * 2)
+    Q = np.ascontiguousarray(P)
+    return np.einsum("ij,ij->i", Q, Q)
 
 
 def _brier_matrix(P):

@@ -56,8 +56,8 @@ scroll-cue    content wider than its box (tables, code, outputs) may only scroll
               14 px code) fails whatever its cue: Chromium lays such a box out without its
               scroll bar on some loads (measured 2026-11-26: two code boxes 6 px too wide had
               no bar on 8 of 30 loads of their pages, idle or busy; boxes 9-15 px too wide
-              had theirs on all 56 loads), so the check would pass or fail by chance, and a scroll bar
-              for a sliver of a line is no use to a reader. Make such content fit.
+              had theirs on all 56 loads), so the check would pass or fail by chance; and a
+              scroll bar for a sliver of a line is no use to a reader. Make such content fit.
 caption       every image of the main column (icons excepted: Sphinx's ``img.toggler`` and images
               shown at most 32 x 32 px) is a numbered figure: it sits in a ``<figure>``
               whose ``<figcaption>`` has Sphinx's number span (``.caption-number``, "Fig. N" or
