@@ -41,9 +41,9 @@ def _spherical_within_rounding(loss, P, y) -> bool:
 @pytest.mark.parametrize("k", [2, 3, 10, 100, 1000, 5000])
 def test_spherical_loss_is_within_rounding_of_the_correctly_rounded_norm(k):
     """The spherical loss takes ``||p||`` from the row sums of squares the Brier loss uses
-    (``np.einsum``), not ``np.linalg.norm`` (which builds an ``(n, k)`` temporary); both are
-    within the stated rounding bound of a correctly rounded norm, at every ``k`` and for flat,
-    peaked and one-hot rows.  Control: a norm summed in float32 is caught."""
+    (``np.einsum``), not ``np.linalg.norm`` (which builds an ``(n, k)`` temporary); the loss is
+    within the stated rounding bound of one from a correctly rounded norm, at every ``k`` and for
+    flat, peaked and one-hot rows.  Control: a norm summed in float32 is caught."""
     rng = np.random.default_rng(k)
     P = np.vstack([rng.dirichlet(np.full(k, a), size=60) for a in (0.05, 1.0, 50.0)]
                   + [np.eye(k)[:3], np.full((1, k), 1.0 / k)])

@@ -154,8 +154,9 @@ def test_row_order_check_can_fail():
 
 
 def _start_orders(row, rng):
-    """Orders that almost sort ``row`` (its stable order with neighbours swapped, reversed
-    tie runs), the reverse of its order, and arbitrary permutations."""
+    """Starting orders: ``row``'s stable order with a tenth of its neighbours swapped (almost
+    sorted), its reverse, a random permutation, and the sorted order with every tie run in
+    reverse input order."""
     ref = np.argsort(row, kind="stable")
     near = ref.copy()
     swap = rng.choice(max(1, row.size - 1), size=max(1, row.size // 10), replace=False)
