@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._binstats import BinStats, positives_by_class
+from ._binstats import BinStats, TieParts, positives_by_class
 from ._sorted import (MEASURES, SORT_WORKERS, Located, SortedColumns, _group_starts_rows,
                       mass_edges, measure_columns, parallel_ranges, searchsorted_rows,
                       width_raw_bins)
@@ -784,39 +784,49 @@ class Resampler:
         # or a few rows at exactly 1.0 that are all correct): every tie group of a resample
         # then holds K = 0 or K = N positives, and ties="average" gives each copy's bin the
         # positives that ties="position" does
-        self._runs: dict = {}           # equal-width bins as runs of sorted rows, by m
+        self._runs: dict = {}           # equal-width bins as runs of units, by (m, grouped)
         v, yo = sc.values[0], self.sorted_outcome[0]
         self.ties_agree = self.c == 1 and not bool(
             ((v[1:] == v[:-1]) & (yo[1:] != yo[:-1])).any())
+        self._tie_bounds = None         # one column: first sorted row of each tie group, n
 
     def weighted(self, ties: str) -> bool:
-        """Whether :meth:`weighted_values_block` computes this problem's resamples: one
-        column, with ``ties="position"`` or no tie group holding both outcomes."""
-        return self.c == 1 and (ties == "position" or self.ties_agree)
+        """Whether :meth:`weighted_values_block` computes this problem's resamples: every
+        one-column problem (its rows, or under ``ties="average"`` with a tie group holding
+        both outcomes its tie groups, are the units)."""
+        return self.c == 1
 
-    def weighted_values_block(self, W: np.ndarray, specs) -> np.ndarray:
+    def weighted_values_block(self, W: np.ndarray, specs, ties: str) -> np.ndarray:
         """:meth:`values_block` of a one-column problem from the multiplicities themselves,
         without building the resampled rows (where :meth:`weighted` says so).
 
-        In each column's stable sorted order, row ``i``'s ``w_i`` copies occupy the resample's
-        sorted positions ``[C_i - w_i, C_i)`` (``C`` the running sums of ``w``), and each copy
-        is in the bin of its own position (``ties="position"``: copies and tied rows in sorted
-        order; ``"average"`` where every tie group has one outcome: a group with ``K = 0`` or
-        ``K = N`` positives puts ``0`` or ``o`` of them in a bin it meets ``o`` times).  An equal-mass edge at position ``B`` cuts
-        the first row with ``C_i > B`` (one binary search per edge and resample); a bin's
-        count is ``B_{j+1} - B_j``, its positives are differences of the running sums of
-        ``w y`` (integers, exact), its sum of predictions is one ``reduceat`` of ``w x`` over
-        its rows with the copies of the cut rows moved across the edge.  Equal-width bins are
-        fixed runs of the sorted rows (by value), the same for every resample.  The numbers
-        are those of :meth:`values_block` up to rounding: a bin's sum of predictions adds
-        ``w_i x_i`` once instead of ``x_i`` ``w_i`` times (a relative difference of order
+        The *units* are the sorted rows, or under ``ties="average"`` with a tie group that
+        holds both outcomes the tie groups (runs of equal sorted predictions).  In the
+        column's stable sorted order, unit ``u``'s ``N_u`` copies (the sum of its rows'
+        multiplicities) occupy the resample's sorted positions ``[C_u - N_u, C_u)`` (``C``
+        the running sums), and the resample's tie groups are the units' copies.  An
+        equal-mass edge at position ``B`` cuts the first unit with ``C_u > B`` (one binary
+        search per edge and resample); a bin's count is ``B_{j+1} - B_j``, its sum of
+        predictions one ``reduceat`` of ``N_u x_u`` over its units with the copies of the cut
+        units moved across the edges.  Its positives: units of rows (``ties="position"``:
+        copies and tied rows in sorted order; ``"average"`` where every tie group has one
+        outcome, so a group with ``K = 0`` or ``K = N`` positives puts ``0`` or ``o`` of them
+        in a bin it meets ``o`` times) put each copy's outcome in the bin of its position:
+        differences of the running sums of ``w y`` (integers, exact); a cut tie group puts
+        ``Hyp(N, K, o)`` of its ``K`` positives in a bin it meets ``o`` times, the
+        hypergeometric parts of :meth:`_split_tie_groups` (the rule of
+        ``SortedColumns``' straddling groups).  Equal-width bins are fixed runs of the units
+        (by value), the same for every resample.  The numbers are those of
+        :meth:`values_block` on the resampled rows up to rounding: a bin's sum of predictions
+        adds ``N_u x_u`` once instead of ``x_u`` ``N_u`` times (a relative difference of order
         ``n`` units in the last place; tests/test_vectorised_rows.py checks both against exact
         rational sums to 1e-12).  Work: a few passes over the ``(Bb, n)`` multiplicities and
-        ``O(Bb m log n)`` per plan, instead of every plan over the ``Bb n`` resampled rows.
+        ``O(Bb m log n)`` per plan (plus the laws of the cut tie groups), instead of every
+        plan over the ``Bb n`` resampled rows.
         """
-        return self.weighted_values_sorted(W[:, self.order[0]], specs)
+        return self.weighted_values_sorted(W[:, self.order[0]], specs, ties)
 
-    def weighted_values_sorted(self, ws: np.ndarray, specs) -> np.ndarray:
+    def weighted_values_sorted(self, ws: np.ndarray, specs, ties: str) -> np.ndarray:
         """:meth:`weighted_values_block` of multiplicities ``ws`` given in the column's
         sorted order (shape ``(Bb, n)``)."""
         Bb, n = ws.shape[0], self.n
@@ -824,12 +834,22 @@ class Resampler:
         itype = np.int32 if n < 2 ** 31 else np.int64              # counts up to n
         ws = np.asarray(ws, dtype=itype)
         PC = np.zeros((Bb, n + 1), dtype=itype)                     # copies before row i
-        C = PC[:, 1:]                                               # ends of the copies
-        np.cumsum(ws, axis=1, out=C)
+        np.cumsum(ws, axis=1, out=PC[:, 1:])
         PY = np.zeros((Bb, n + 1), dtype=itype)                     # positives before row i
         np.cumsum(ws * self.sorted_outcome[0], axis=1, out=PY[:, 1:])
-        wx = (ws * v).reshape(-1)
-        row0 = (np.arange(Bb, dtype=np.int64) * n)[:, None]
+        grouped = ties == "average" and not self.ties_agree
+        if grouped:             # units: the tie groups
+            if self._tie_bounds is None:
+                new = np.flatnonzero(v[1:] != v[:-1]) + 1
+                self._tie_bounds = np.concatenate([[0], new, [n]]).astype(np.int64)
+            bounds = self._tie_bounds
+            S, PK, vu = PC[:, bounds], PY[:, bounds], v[bounds[:-1]]
+            wx = (np.diff(S, axis=1) * vu).reshape(-1)
+        else:                   # units: the rows
+            S, PK, vu = PC, PY, v
+            wx = (ws * v).reshape(-1)
+        G = S.shape[1] - 1                                          # units
+        row0 = (np.arange(Bb, dtype=np.int64) * G)[:, None]
         yv = self.sorted_outcome[0].astype(np.int64)
         by_plan: dict = {}
         for m, name in specs:
@@ -839,39 +859,95 @@ class Resampler:
             if binning == "mass":
                 edges = mass_edges(n, m)
                 inner = edges[1:m]
-                # the first row whose copies end after the edge (PC[i + 1] = C[i] > edge)
-                cut = searchsorted_rows(PC, np.repeat(np.arange(Bb, dtype=np.int64), m - 1),
+                # the first unit whose copies end after the edge (S[u + 1] = C[u] > edge)
+                cut = searchsorted_rows(S, np.repeat(np.arange(Bb, dtype=np.int64), m - 1),
                                         np.tile(inner, Bb), "right").reshape(Bb, m - 1) - 1
-                # copies of the cut row before the edge (0 <= before < its multiplicity)
-                before = inner[None, :] - np.take_along_axis(PC, cut, axis=1)
+                # copies of the cut unit before the edge (0 <= before < its copies)
+                before = inner[None, :] - np.take_along_axis(S, cut, axis=1)
                 starts = np.zeros((Bb, m), dtype=np.int64)
                 starts[:, 1:] = cut
                 sum_prob = np.add.reduceat(wx, (starts + row0).reshape(-1)).reshape(Bb, m)
-                sum_prob[:, :-1][starts[:, 1:] == starts[:, :-1]] = 0.0     # no whole row
-                moved = before * v[cut]
+                sum_prob[:, :-1][starts[:, 1:] == starts[:, :-1]] = 0.0     # no whole unit
+                moved = before * vu[cut]
                 sum_prob[:, 1:] -= moved
                 sum_prob[:, :-1] += moved
-                pos = np.zeros((Bb, m + 1), dtype=np.int64)                # positives < edge
-                pos[:, 1:m] = np.take_along_axis(PY, cut, axis=1) + before * yv[cut]
-                pos[:, m] = PY[:, n]
-                sum_outcome = np.diff(pos, axis=1)
                 count = np.broadcast_to(np.diff(edges).astype(np.float64), (Bb, m))
+                if grouped:
+                    stats = self._split_tie_groups(S, PK, cut, before, edges, count, sum_prob)
+                else:
+                    pos = np.zeros((Bb, m + 1), dtype=np.int64)            # positives < edge
+                    pos[:, 1:m] = np.take_along_axis(PK, cut, axis=1) + before * yv[cut]
+                    pos[:, m] = PK[:, G]
+                    stats = BinStats(count=count, sum_prob=sum_prob,
+                                     sum_outcome=np.diff(pos, axis=1).astype(np.float64), n=n)
             else:
-                if m not in self._runs:     # the same runs for every resample
-                    self._runs[m] = np.searchsorted(width_raw_bins(v, m), np.arange(m + 1),
-                                                    "left")
-                runs = self._runs[m]
+                if (m, grouped) not in self._runs:     # the same runs for every resample
+                    self._runs[m, grouped] = np.searchsorted(width_raw_bins(vu, m),
+                                                             np.arange(m + 1), "left")
+                runs = self._runs[m, grouped]
                 filled = np.flatnonzero(runs[1:] > runs[:-1])
                 sum_prob = np.zeros((Bb, m))
                 sum_prob[:, filled] = np.add.reduceat(
                     wx, (runs[filled][None, :] + row0).reshape(-1)).reshape(Bb, -1)
-                sum_outcome = PY[:, runs[1:]] - PY[:, runs[:-1]]
-                count = (PC[:, runs[1:]] - PC[:, runs[:-1]]).astype(np.float64)
-            stats = BinStats(count=count, sum_prob=sum_prob,
-                             sum_outcome=sum_outcome.astype(np.float64), n=n)
+                sum_outcome = PK[:, runs[1:]] - PK[:, runs[:-1]]
+                count = (S[:, runs[1:]] - S[:, runs[:-1]]).astype(np.float64)
+                stats = BinStats(count=count, sum_prob=sum_prob,
+                                 sum_outcome=sum_outcome.astype(np.float64), n=n)
             for name in names:
                 out[m, name] = measure_columns(stats, name)
         return np.array([out[spec] for spec in specs]).reshape(len(specs), Bb)
+
+    def _split_tie_groups(self, S, PK, cut, before, edges, count, sum_prob) -> BinStats:
+        """Tie-averaged :class:`BinStats` of a block of resamples whose units are the tie
+        groups: ``S`` (shape ``(Bb, G + 1)``) each group's first sorted position in each
+        resample (then ``n``), ``PK`` the positives before it, ``cut`` and ``before`` the
+        group at each inner equal-mass edge and its copies below the edge.
+
+        Bin ``j`` holds the groups between the one at its first position (``s``, the cut
+        group of edge ``j``) and the one cut by edge ``j + 1`` (``e``); a group it meets
+        ``o < N`` times is a part ``Hyp(N, K, o)`` of its positives: ``s`` where edge ``j``
+        cuts it (``o`` its copies from the edge on), ``e`` (``o`` its copies below edge
+        ``j + 1``), or one group covering the whole bin (``s = e``, ``o`` the bin's count).
+        Parts with ``K = 0`` or ``K = N`` are certain (``0`` or ``o`` positives); the others
+        are :class:`TieParts`, a bin's lower group first, as
+        ``_sorted.BinPlan._average_from_counts`` lists them for the resampled rows."""
+        Bb, m = sum_prob.shape
+        G = S.shape[1] - 1
+        s = np.zeros((Bb, m), dtype=np.int64)       # group at each bin's first position
+        s[:, 1:] = cut
+        bs = np.zeros((Bb, m), dtype=np.int64)      # its copies below the bin
+        bs[:, 1:] = before
+        e = np.full((Bb, m), G, dtype=np.int64)     # group cut by the bin's upper edge
+        e[:, :-1] = cut
+        be = np.zeros((Bb, m), dtype=np.int64)      # its copies in the bin
+        be[:, :-1] = before
+        N = np.diff(S, axis=1).astype(np.int64)
+        K = np.diff(PK, axis=1).astype(np.int64)
+        same = s == e                               # one group covers the bin (be > 0 then)
+        first = s + (bs > 0)                        # groups first .. e - 1 lie in the bin
+        last = np.maximum(e, first)
+        fixed = (np.take_along_axis(PK, last, axis=1)
+                 - np.take_along_axis(PK, first, axis=1)).astype(np.float64)
+        sum_outcome = fixed.copy()
+        o_start = np.take_along_axis(S, np.minimum(s + 1, G), axis=1) - edges[None, :m]
+        o_whole = np.broadcast_to(np.diff(edges), (Bb, m))
+        parts = []
+        for mask, unit, o in (((bs > 0) & ~same, s, o_start), (same, s, o_whole),
+                              ((be > 0) & ~same, e, be)):
+            b, j = np.nonzero(mask)
+            u = unit[b, j]
+            Nq, Kq, oq = N[b, u], K[b, u], o[b, j].astype(np.int64)
+            sum_outcome[b, j] += oq * Kq / Nq
+            random = (Kq > 0) & (Kq < Nq)
+            certain = ~random
+            fixed[b[certain], j[certain]] += (oq * Kq // Nq)[certain]
+            parts.append((b[random], j[random], Nq[random], Kq[random], oq[random]))
+        n = self.n
+        if not any(p[0].shape[0] for p in parts):
+            return BinStats(count=count, sum_prob=sum_prob, sum_outcome=sum_outcome, n=n)
+        tie_parts = TieParts(*(np.concatenate([p[i] for p in parts]) for i in range(5)))
+        return BinStats(count=count, sum_prob=sum_prob, sum_outcome=sum_outcome, n=n,
+                        parts=tie_parts, fixed_outcome=fixed)
 
     def block_size(self, B: int, workers: int = 1) -> int:
         """Resamples per block: at most :data:`_RESAMPLE_BLOCK` entries, and at least
@@ -887,7 +963,7 @@ class Resampler:
         Bb)``, on the ``Bb`` resamples with row multiplicities ``W`` (shape ``(Bb, n)``, input
         row order, each row summing to ``n``); ``workers`` threads for its plans."""
         if self.weighted(ties):
-            return self.weighted_values_block(W, specs)
+            return self.weighted_values_block(W, specs, ties)
         Bb, n, c = W.shape[0], self.n, self.c
         ws = W[:, self.order].reshape(-1)                              # (Bb, c, n) flat
         values = np.repeat(np.tile(self.sc.values.reshape(-1), Bb), ws).reshape(Bb * c, n)
@@ -967,7 +1043,7 @@ def _bootstrap(prob: Problem, rows: list, ties, B: int, rng, canon, workers: int
         lo, hi, draws = block
         W = multiplicities(lo, hi, draws)
         del draws
-        values[:, lo:hi] = (resampler.weighted_values_sorted(W, specs) if weighted
+        values[:, lo:hi] = (resampler.weighted_values_sorted(W, specs, ties) if weighted
                             else resampler.values_block(W, specs, ties, inner))
 
     if threaded:

@@ -111,8 +111,9 @@ def test_resample_block_is_the_measure_on_each_resample(n, k, decimals, aggregat
 def test_tie_groups_of_one_outcome_are_computed_from_multiplicities():
     """ties="average" on one column whose tie groups each hold one outcome (predictions on a
     coarse grid, outcome a function of the prediction): the resamples are computed from their
-    multiplicities and equal the definition (tie groups straddle the edges in the resamples);
-    a group with both outcomes sends the problem back to the resampled rows."""
+    rows' multiplicities and equal the definition (tie groups straddle the edges in the
+    resamples); with a group holding both outcomes, from its tie groups' multiplicities, and
+    equal to the definition too."""
     rng = np.random.default_rng(21)
     n = 30
     p = rng.integers(1, 6, size=n) / 6.0
@@ -120,7 +121,7 @@ def test_tie_groups_of_one_outcome_are_computed_from_multiplicities():
     P = np.stack([1 - p, p], axis=1)
     prob = _prob(P, y, "binary")
     resampler = _evalrows.Resampler(prob)
-    assert resampler.weighted("average")
+    assert resampler.weighted("average") and resampler.ties_agree
     W = _multiplicities(rng, 8, n)
     specs = [(1, "l1-QECE"), (2, "ECE"), (3, "l1-QECE"), (4, "l2-QECE"), (7, "l1-QECE")]
     got = resampler.values_block(W, specs, "average")
@@ -129,13 +130,85 @@ def test_tie_groups_of_one_outcome_are_computed_from_multiplicities():
     y2 = y.copy()
     y2[np.flatnonzero(p == p[0])[0]] ^= 1                   # one group with both outcomes
     mixed = _evalrows.Resampler(_prob(P, y2, "binary"))
-    assert not mixed.weighted("average")
+    assert mixed.weighted("average") and not mixed.ties_agree
     want2 = _plain_values(_prob(P, y2, "binary"), W, specs, "average")
     assert np.allclose(mixed.values_block(W, specs, "average"), want2, rtol=0, atol=ATOL)
-    # control: forced onto the multiplicities, the mixed group's positions are wrong
+    # control: with the rows as units, the mixed group's positives sit at their positions
     mixed.ties_agree = True
     forced = mixed.values_block(W, specs, "average")
     assert np.abs(forced - want2).max() > 100 * ATOL
+
+
+def _tie_group_cases():
+    """One column on a grid of ``levels`` values (tie groups of both outcomes) from ``n = 2``
+    up, every bin count from one to ``n``, and resamples."""
+    for n, levels, seed in [(2, 1, 0), (3, 2, 1), (5, 2, 2), (8, 3, 3), (13, 2, 4),
+                            (17, 4, 5), (24, 3, 6)]:
+        rng = np.random.default_rng(seed)
+        p = rng.integers(1, levels + 1, size=n) / (levels + 1)
+        y = rng.integers(0, 2, size=n)
+        y[0], y[-1] = 0, 1                                  # both outcomes occur
+        W = _multiplicities(rng, 10, n)
+        W[0] = 1                                            # the sample itself
+        yield n, np.stack([1 - p, p], axis=1), y, W
+
+
+def test_tie_groups_of_both_outcomes_are_computed_from_multiplicities():
+    """ties="average", one column, predictions on a grid of one to four values: the values
+    from the tie groups' multiplicities (a group cut by an edge is a hypergeometric part of
+    each bin it meets) equal the definition (exact rational means over the tie orders) at
+    every equal-mass bin count ``m = 1 .. n`` and for the equal-width bins; the cases are not
+    vacuous (groups across several edges, bins meeting two random parts, groups missing
+    from a resample)."""
+    seen = {"several edges": False, "two parts": False, "missing": False}
+    for n, P, y, W in _tie_group_cases():
+        prob = _prob(P, y, "binary")
+        resampler = _evalrows.Resampler(prob)
+        assert resampler.weighted("average") and not resampler.ties_agree
+        specs = ([(m, name) for m in range(1, n + 1) for name in ("l1-QECE", "l2-QECE")]
+                 + [(m, "ECE") for m in (1, 2, 5)])
+        got = resampler.values_block(W, specs, "average")
+        want = _plain_values(prob, W, specs, "average")
+        assert np.allclose(got, want, rtol=0, atol=ATOL), (n, np.abs(got - want).max())
+        ws = W[:, resampler.order[0]]
+        v = prob.sc.values[0]
+        bounds = np.r_[0, np.flatnonzero(v[1:] != v[:-1]) + 1, n]
+        N = np.add.reduceat(ws, bounds[:-1], axis=1)
+        seen["missing"] |= bool((N == 0).any())
+        for m in range(2, n + 1):
+            edges = _sorted.mass_edges(n, m)[1:-1]
+            S = np.concatenate([np.zeros((W.shape[0], 1), dtype=int), np.cumsum(N, axis=1)],
+                               axis=1)
+            inside = (S[:, :-1, None] < edges) & (edges < S[:, 1:, None])   # (B, G, edges)
+            seen["several edges"] |= bool((inside.sum(axis=2) >= 2).any())
+            cuts = inside.any(axis=1)                                        # (B, edges)
+            # a bin with a cut group at each end (edges j and j + 1 cut different groups)
+            g = np.argmax(inside, axis=1)
+            seen["two parts"] |= bool((cuts[:, 1:] & cuts[:, :-1] & (g[:, 1:] != g[:, :-1])
+                                       ).any())
+    assert all(seen.values()), seen
+
+
+def test_tie_group_parts_replaced_by_their_means_are_caught(monkeypatch):
+    """Negative control: the cut tie groups' positives taken at their means (``o K / N`` in
+    a bin, no hypergeometric law: ``|E S_j|`` for ``E|S_j|``) fail the same comparison with
+    the definition on the l1 rows."""
+    def plug_in(self, *args):
+        stats = original(self, *args)
+        return BinStats(count=stats.count, sum_prob=stats.sum_prob,
+                        sum_outcome=stats.sum_outcome, n=stats.n)
+
+    original = _evalrows.Resampler._split_tie_groups
+    monkeypatch.setattr(_evalrows.Resampler, "_split_tie_groups", plug_in)
+    worst = 0.0
+    for n, P, y, W in _tie_group_cases():
+        prob = _prob(P, y, "binary")
+        specs = [(m, "l1-QECE") for m in range(2, n + 1)]
+        if not specs:
+            continue
+        got = _evalrows.Resampler(prob).values_block(W, specs, "average")
+        worst = max(worst, float(np.abs(got - _plain_values(prob, W, specs, "average")).max()))
+    assert worst > 100 * ATOL, worst
 
 
 def test_the_cases_have_ties_straddling_edges_in_resamples():
@@ -159,7 +232,8 @@ def test_off_by_one_bin_edge_is_caught(aggregation, monkeypatch):
     """Negative control: equal-mass bins whose edges are moved by one sorted position (the
     last row of each bin counted in the next) fail the comparison with the definition --
     for one column (the resamples computed from their multiplicities: the edges of
-    ``mass_edges`` moved) and for two (the resampled rows: ``quantile_bin_of_position``)."""
+    ``mass_edges`` moved; rows, and tie groups of both outcomes under ``ties="average"``) and
+    for two (the resampled rows: ``quantile_bin_of_position``)."""
     rng = np.random.default_rng(5)
     P, y = _problem(rng, 20, 2, None)
     prob = _prob(P, y, aggregation)
@@ -179,12 +253,22 @@ def test_off_by_one_bin_edge_is_caught(aggregation, monkeypatch):
         edges[1:m] -= 1
         return edges
 
+    # one column under ties="average" with tie groups of both outcomes: the tie groups'
+    # multiplicities
+    Pt, yt = _problem(rng, 20, 2, 1)
+    tied = _prob(Pt, yt, aggregation)
+    want_tied = _plain_values(tied, W, specs, "average")
+    assert np.allclose(_evalrows.Resampler(tied).values_block(W, specs, "average"), want_tied,
+                       rtol=0, atol=ATOL)
+
     monkeypatch.setattr(_sorted, "quantile_bin_of_position", shifted)
     monkeypatch.setattr(_evalrows, "mass_edges", shifted_edges)
     bad = _evalrows.Resampler(prob).values_block(W, specs, "position")
     assert not np.allclose(bad, want, rtol=0, atol=ATOL)
     # and the error it makes is of the size a row moved across an edge makes
     assert np.abs(bad - want).max() > 100 * ATOL
+    bad_tied = _evalrows.Resampler(tied).values_block(W, specs, "average")
+    assert np.abs(bad_tied - want_tied).max() > 100 * ATOL
 
 
 @pytest.mark.parametrize("aggregation", ["binary", "classwise"])
