@@ -181,11 +181,39 @@ def hypergeom_pmf_padded(N, K, o) -> np.ndarray:
     logp = np.where(idx < mode, -back, logp)
     inside = (idx >= lo) & (idx <= hi)
     w = np.where(inside, np.exp(np.where(inside, logp, 0.0)), 0.0)
-    for value in np.unique(o).tolist():
-        rows = np.flatnonzero(o == value)
+    # rows of one o at a time: runs of o in ascending order (slices where o is sorted, as
+    # HypergeomLaws passes it)
+    ascending = bool((o[1:] >= o[:-1]).all())
+    order = None if ascending else np.argsort(o, kind="stable")
+    o_sorted = o if ascending else o[order]
+    bounds = np.r_[0, np.flatnonzero(o_sorted[1:] != o_sorted[:-1]) + 1, R].tolist()
+    for a, b in zip(bounds[:-1], bounds[1:]):
+        value = int(o_sorted[a])
+        rows = slice(a, b) if ascending else order[a:b]
         part = w[rows, :value + 1]
         w[rows, :value + 1] = part / part.sum(axis=1, keepdims=True)
     return w
+
+
+def _unique_triples(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> tuple:
+    """``np.unique(np.stack([a, b, c], axis=1), axis=0, return_inverse=True)`` for
+    non-negative integer arrays: the distinct triples in lexicographic order and each entry's
+    index among them, from one integer key per triple (mixed radix ``max + 1``) where it fits
+    in 63 bits -- a one-dimensional ``np.unique``, not a sort of rows.
+
+    Examples
+    --------
+    >>> t, inv = _unique_triples(np.array([2, 1, 2]), np.array([5, 9, 5]), np.array([0, 3, 0]))
+    >>> t.tolist(), inv.tolist()
+    ([[1, 9, 3], [2, 5, 0]], [1, 0, 1])
+    """
+    rb, rc = int(b.max()) + 1, int(c.max()) + 1
+    if (int(a.max()) + 1) * rb * rc >= 2 ** 63:
+        triples, inverse = np.unique(np.stack([a, b, c], axis=1), axis=0, return_inverse=True)
+        return triples, inverse.ravel()
+    key = (a * rb + b) * rc + c
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    return np.stack([a[first], b[first], c[first]], axis=1), inverse.ravel()
 
 
 class HypergeomLaws:
@@ -211,8 +239,7 @@ class HypergeomLaws:
         if K.shape[0] == 0:
             self.flat, self.start = np.empty(0), np.empty(0, dtype=np.int64)
             return
-        triples, inverse = np.unique(np.stack([o, N, K], axis=1), axis=0,
-                                     return_inverse=True)   # sorted by o first
+        triples, inverse = _unique_triples(o, N, K)              # sorted by o first
         u_o = triples[:, 0]
         u_start = np.concatenate([[0], np.cumsum(u_o + 1)])
         flat = np.empty(int(u_start[-1]))
