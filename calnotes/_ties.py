@@ -174,13 +174,22 @@ def hypergeom_pmf_padded(N, K, o) -> np.ndarray:
                - np.log(np.where(step, (t + 1.0) * (Nf - Kf - of + t + 1.0), 1.0)))
     mode = np.clip(np.floor((of + 1.0) * (Kf + 1.0) / (Nf + 2.0)), lo, hi).astype(np.int64)
     idx = np.arange(top + 1)[None, :]
-    fwd = np.cumsum(np.where(idx >= mode, inc, 0.0), axis=1)
-    logp = np.zeros((R, top + 1))
-    logp[:, 1:] = np.where(idx[:, 1:] > mode, fwd[:, :-1], 0.0)
-    back = np.cumsum(np.where(idx < mode, inc, 0.0)[:, ::-1], axis=1)[:, ::-1]
-    logp = np.where(idx < mode, -back, logp)
-    inside = (idx >= lo) & (idx <= hi)
-    w = np.where(inside, np.exp(np.where(inside, logp, 0.0)), 0.0)
+    below = idx < mode
+    # log P(t) - log P(mode): above the mode the running sum of the increments from the mode
+    # (zero up to it), below it minus the reversed running sum of those down to it
+    logp = np.empty((R, top + 1))
+    logp[:, 0] = 0.0
+    fwd = np.where(below, 0.0, inc)
+    np.cumsum(fwd, axis=1, out=fwd)
+    logp[:, 1:] = fwd[:, :-1]
+    back = np.where(below, inc, 0.0)[:, ::-1]
+    np.cumsum(back, axis=1, out=back)
+    np.negative(back, out=back)
+    np.copyto(logp, back[:, ::-1], where=below)
+    # exp(logp) <= about 1 everywhere (the mode is the largest term); zero outside the support
+    w = np.exp(logp, out=logp)
+    outside = (idx < lo) | (idx > hi)
+    w[outside] = 0.0
     # rows of one o at a time: runs of o in ascending order (slices where o is sorted, as
     # HypergeomLaws passes it)
     ascending = bool((o[1:] >= o[:-1]).all())
@@ -190,8 +199,12 @@ def hypergeom_pmf_padded(N, K, o) -> np.ndarray:
     for a, b in zip(bounds[:-1], bounds[1:]):
         value = int(o_sorted[a])
         rows = slice(a, b) if ascending else order[a:b]
-        part = w[rows, :value + 1]
-        w[rows, :value + 1] = part / part.sum(axis=1, keepdims=True)
+        if ascending:
+            part = w[rows, :value + 1]                      # a view: divided in place
+            np.divide(part, part.sum(axis=1, keepdims=True), out=part)
+        else:
+            part = w[rows, :value + 1]
+            w[rows, :value + 1] = part / part.sum(axis=1, keepdims=True)
     return w
 
 
