@@ -398,6 +398,17 @@ class NullSampler:
             self._keys[key] = keys.astype(np.int32) if self.c * plan.m < 2 ** 31 else keys
         return self._keys[key]
 
+    def _plan_codes(self, plan) -> np.ndarray:
+        """:meth:`BinPlan.tie_codes_of_entries` of every numbered entry under ``plan`` (a plan
+        with straddling tie groups; cached per chunk, as :meth:`_plan_keys`)."""
+        key = (id(plan), "ties")
+        if key not in self._keys:
+            _, cols, left = self._entries
+            codes = plan.tie_codes_of_entries(cols, left)
+            width = plan._g_e.shape[0] + self.c * plan.m
+            self._keys[key] = codes.astype(np.int32) if width < 2 ** 31 else codes
+        return self._keys[key]
+
     def _empty(self, R: int) -> np.ndarray:
         if self.c == 1:
             return np.empty((self.n, R), dtype=bool)
@@ -497,7 +508,18 @@ class NullSampler:
         loc = None
         for plan, names in by_plan:
             m = plan.m
-            if plan.has_groups:
+            if plan.has_groups and ties == "average":
+                # each straddling group's positives and each bin's other positives from one
+                # bincount of the entries' codes (BinPlan.tie_codes_of_entries)
+                G = plan._g_e.shape[0]
+                width = G + c * m
+                codes = batch * width
+                codes += self._plan_codes(plan)[eid]
+                counts = np.bincount(codes, minlength=nb * width).reshape(nb, width)
+                stats = plan.average_stats_from_counts(counts[:, :G],
+                                                       counts[:, G:].reshape(nb, c, m))
+                res = {name: measure_columns(stats, name) for name in names}
+            elif plan.has_groups:
                 if loc is None:
                     e_rows, e_cols, e_left = self._entries
                     loc = Located(e_cols[eid], batch, e_left[eid], e_rows[eid], nb)

@@ -612,6 +612,25 @@ class BinPlan:
         m = self.requested
         return self._kept_index[cols * np.int64(m) + width_raw_bins(values, m)]
 
+    def tie_codes_of_entries(self, cols: np.ndarray, left: np.ndarray) -> np.ndarray:
+        """One code per entry ``(row, cols[i])`` with group start ``left[i]`` (a plan with
+        straddling tie groups): ``g`` where the entry's tie group is straddling group ``g``
+        (``g < G``), else ``G + column * m + bin``.  A replication's ``bincount`` of its
+        entries' codes holds the two integer tables of :meth:`_average_stats`: each
+        straddling group's positives and each bin's other positives."""
+        n, m = self.sc.n, self.m
+        g_key = self._flat[0]
+        G = g_key.shape[0]
+        cols = np.asarray(cols, dtype=np.int64)
+        left = np.asarray(left, dtype=np.int64)
+        key = cols * (n + 1) + left
+        idx = np.minimum(np.searchsorted(g_key, key), G - 1)
+        member = g_key[idx] == key
+        codes = cols * m + quantile_bin_of_position(left, n, m)
+        codes += G
+        codes[member] = idx[member]
+        return codes
+
     def values_from_counts(self, counts: np.ndarray, names) -> dict:
         """``{name: values}`` from the positives' counts, shape ``(nb, c, m)``, of ``nb``
         replications (no straddling tie groups): shape ``(nb * c,)`` each."""

@@ -376,6 +376,54 @@ def test_null_counts_from_sorted_orders_equal_the_per_entry_counts(k, decimals, 
     assert any(not np.array_equal(bad[key], want[key]) for key in want)
 
 
+@pytest.mark.parametrize("dense", [True, False])
+def test_tie_codes_count_as_the_located_positives(dense, monkeypatch):
+    """Class-wise null under ties="average", plans with straddling tie groups: a
+    replication's values from one ``bincount`` of its entries' codes
+    (``BinPlan.tie_codes_of_entries``: the straddling group, or column and bin) equal those
+    of the located positives (``BinPlan.measure_values``), value for value, with every entry
+    numbered once (dense) and with each chunk's entries; the control codes every entry by its
+    bin alone (no group), which loses the groups' hypergeometric parts."""
+    from calnotes import _sorted
+    from calnotes.binning import quantile_bin_of_position
+
+    rng = np.random.default_rng(77)
+    n, k, R = 80, 6, 30
+    P, y = _tied_problem(rng, n, k, 1)
+    conf, top, correct = confidence_scores(y, P)
+    prob = _evalrows.problems(y, P, top, correct, conf, ("classwise",))[0]
+    prob.prepare(1)
+    monkeypatch.setattr(_evalrows, "SORTED_NULL_COLUMNS", 0)
+    if not dense:
+        monkeypatch.setattr(_evalrows, "DENSE_NULL_ENTRIES", 0)
+    by_plan = [(prob.sc.plan(m, "mass"), ["l1-QECE", "l2-QECE"]) for m in (2, 3, 7, 20, 80)]
+    assert sum(plan.has_groups for plan, _ in by_plan) >= 4
+    u = rng.random((n, R))
+
+    def values():
+        sampler = _evalrows.NullSampler(prob, np.arange(n))
+        assert sampler.dense == dense
+        sampler.outcomes(u)
+        return sampler, sampler.values(0, R, by_plan, "average")
+
+    sampler, got = values()
+    rows, cols, left = sampler._entries
+    eid = sampler._entry_numbers(0, R)
+    loc = _sorted.Located(cols[eid], np.tile(np.arange(R), n), left[eid], rows[eid], R)
+    for plan, names in by_plan:
+        want = plan.measure_values(loc, "average", names)
+        for name in names:
+            assert np.array_equal(got[(id(plan), name)], want[name].reshape(R, k).mean(axis=1))
+
+    def bins_only(self, cols, left):
+        return self._g_e.shape[0] + cols * self.m + quantile_bin_of_position(left, self.sc.n,
+                                                                               self.m)
+
+    monkeypatch.setattr(_sorted.BinPlan, "tie_codes_of_entries", bins_only)
+    _, bad = values()
+    assert any(not np.allclose(bad[key], got[key], rtol=1e-9, atol=0) for key in got)
+
+
 def _binary_problem(n, temperature, rng):
     """Binary predictions ``sigmoid(z)``, ``z ~ N(0, 4)``, with labels from
     ``sigmoid(z / temperature)`` (temperature 1: calibrated; above 1: over-confident)."""
