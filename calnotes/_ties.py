@@ -13,7 +13,8 @@ This module computes, vectorised over *rows* (one row per sample, or per Monte C
 replication, sharing the same ``N`` and ``o`` but with their own ``K`` and ``c``):
 
 * :func:`hypergeom_pmf_rows` -- the pmf of ``Hyp(N, K, o)`` on ``0..o``, numpy only, from the
-  ratio recurrence summed outwards from the mode (no ``lgamma`` of large arguments);
+  ratio recurrence summed outwards from the mode (no ``lgamma`` of large arguments), for
+  ``o > N / 2`` as the reflection of the law of the ``N - o`` members left out;
 * :func:`expected_abs_power` -- ``E|c - H_1 - H_2|^p``: closed form for ``p = 2`` (mean and
   variance), a CDF sweep for ``p = 1`` (``O(o_1 + o_2)`` per row), direct sums otherwise.
 
@@ -142,10 +143,11 @@ def hypergeom_pmf_padded(N, K, o) -> np.ndarray:
     ``max(o) + 1`` entries; row ``r`` is bit for bit what the rows of draw count ``o[r]`` alone
     give (:func:`hypergeom_pmf_rows` is this function with one ``o``).
 
-    Every step of the recurrence is elementwise or a running sum along the row (the padding
-    adds zeros after the row's values, or before them in the reversed sum), except the final
-    normalisation, whose pairwise sum depends on the row's length: it is taken over each
-    row's own ``o + 1`` entries, rows of one ``o`` at a time.
+    A row with ``o > N - o`` is the reflection of the law of the ``N - o`` members left out,
+    ``P(H = t) = P(H' = K - t)`` with ``H' ~ Hyp(N, K, N - o)`` (:func:`_reflected`), so every
+    law is computed by :func:`_pmf_recurrence` with at most ``N / 2`` draws: a bin that
+    receives most of a tie group shares the law of its neighbour that receives the rest, and
+    a long law is computed from the short one.
 
     Examples
     --------
@@ -154,6 +156,46 @@ def hypergeom_pmf_padded(N, K, o) -> np.ndarray:
     True
     >>> got[1].tolist() == hypergeom_pmf_rows(6, [3], 3)[0].tolist()
     True
+    >>> w = hypergeom_pmf_padded([5, 5], [2, 2], [1, 4])       # 4 of 5 = all but 1
+    >>> w[1, :5].tolist() == w[0, 2::-1].tolist() + [0.0, 0.0]
+    True
+    """
+    K = np.atleast_1d(np.asarray(K, dtype=np.int64))
+    N = np.broadcast_to(np.asarray(N, dtype=np.int64), K.shape)
+    o = np.broadcast_to(np.asarray(o, dtype=np.int64), K.shape)
+    if K.shape[0] == 0:
+        return np.empty((0, 1))
+    oc = np.minimum(o, N - o)
+    w = _pmf_recurrence(N, K, oc)
+    flip = oc < o
+    if not flip.any():
+        return w
+    out = np.zeros((K.shape[0], int(o.max()) + 1))
+    out[:, :w.shape[1]] = w
+    out[flip] = _reflected(w[flip], K[flip], o[flip], oc[flip], out.shape[1])
+    return out
+
+
+def _reflected(w: np.ndarray, K: np.ndarray, o: np.ndarray, oc: np.ndarray,
+               width: int) -> np.ndarray:
+    """Rows of ``Hyp(N, K, o)`` (zero-padded to ``width``) from rows ``w`` of
+    ``Hyp(N, K, oc)``, ``oc = N - o``: the ``o`` members drawn hold ``K - H'`` positives when
+    the ``oc`` left out hold ``H'``, so ``P(H = t) = w[K - t]``."""
+    t = np.arange(width, dtype=np.int64)[None, :]
+    s = K[:, None] - t
+    inside = (s >= 0) & (s <= oc[:, None]) & (t <= o[:, None])
+    return np.where(inside, np.take_along_axis(w, np.where(inside, s, 0), axis=1), 0.0)
+
+
+def _pmf_recurrence(N, K, o) -> np.ndarray:
+    """The laws ``Hyp(N[r], K[r], o[r])`` from the ratio recurrence (see
+    :func:`hypergeom_pmf_rows`), zero-padded to ``max(o) + 1`` entries.
+
+    Every step of the recurrence is elementwise or a running sum along the row (the padding
+    adds zeros after the row's values, or before them in the reversed sum), except the final
+    normalisation, whose pairwise sum depends on the row's length: it is taken over each
+    row's own ``o + 1`` entries, rows of one ``o`` at a time.  So row ``r`` does not depend on
+    the other rows of the call.
     """
     K = np.atleast_1d(np.asarray(K, dtype=np.int64))
     N = np.broadcast_to(np.asarray(N, dtype=np.int64), K.shape)
@@ -229,18 +271,34 @@ def _unique_triples(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> tuple:
     return np.stack([a[first], b[first], c[first]], axis=1), inverse.ravel()
 
 
+def _budget_runs(sizes: np.ndarray, budget: int) -> list:
+    """Consecutive runs ``(lo, hi)`` of rows (``sizes`` ascending) whose padded entries
+    ``(hi - lo) * (sizes[hi - 1] + 1)`` stay within ``budget`` (at least one row each)."""
+    runs, lo, U = [], 0, sizes.shape[0]
+    while lo < U:
+        hi = lo + max(1, int(np.searchsorted((np.arange(lo + 1, U + 1) - lo)
+                                             * (sizes[lo:] + 1), budget, side="right")))
+        hi = min(hi, U)
+        runs.append((lo, hi))
+        lo = hi
+    return runs
+
+
 class HypergeomLaws:
-    """The laws ``Hyp(N[r], K[r], o[r])`` of many parts, each distinct ``(N, K, o)`` computed
-    once (:func:`hypergeom_pmf_padded`, in chunks of similar ``o`` of at most ``budget``
-    padded entries: 512 KB arrays stay in cache) and kept flat, row ``r``'s ``o[r] + 1``
-    values from ``start[r]``.
+    """The laws ``Hyp(N[r], K[r], o[r])`` of many parts, kept flat, row ``r``'s ``o[r] + 1``
+    values from ``start[r]``: the laws of at most ``N / 2`` draws, each distinct
+    ``(N, K, min(o, N - o))`` computed once (:func:`_pmf_recurrence`, in chunks of similar
+    ``o`` of at most ``budget`` padded entries: 512 KB arrays stay in cache), and the
+    reflections (:func:`_reflected`) of those with ``o > N - o``: the numbers of
+    :func:`hypergeom_pmf_padded`, bit for bit.
 
     Examples
     --------
-    >>> laws = HypergeomLaws([4, 4, 6], [2, 2, 3], [2, 2, 3])
-    >>> laws.padded(np.array([2, 0])).tolist() == [
-    ...     hypergeom_pmf_rows(6, [3], 3)[0].tolist(),
-    ...     hypergeom_pmf_rows(4, [2], 2)[0].tolist() + [0.0]]
+    >>> laws = HypergeomLaws([4, 4, 6, 5], [2, 2, 3, 2], [2, 2, 3, 4])
+    >>> laws.padded(np.array([2, 0, 3])).tolist() == [
+    ...     hypergeom_pmf_rows(6, [3], 3)[0].tolist() + [0.0],
+    ...     hypergeom_pmf_rows(4, [2], 2)[0].tolist() + [0.0, 0.0],
+    ...     hypergeom_pmf_rows(5, [2], 4)[0].tolist()]
     True
     """
 
@@ -253,21 +311,32 @@ class HypergeomLaws:
             self.flat, self.start = np.empty(0), np.empty(0, dtype=np.int64)
             return
         triples, inverse = _unique_triples(o, N, K)              # sorted by o first
-        u_o = triples[:, 0]
-        u_start = np.concatenate([[0], np.cumsum(u_o + 1)])
-        flat = np.empty(int(u_start[-1]))
-        lo, U = 0, triples.shape[0]
-        while lo < U:
-            # the longest run of distinct laws (o ascending) within the budget
-            hi = lo + max(1, int(np.searchsorted((np.arange(lo + 1, U + 1) - lo)
-                                                 * (u_o[lo:] + 1), budget, side="right")))
-            hi = min(hi, U)
-            w = hypergeom_pmf_padded(triples[lo:hi, 1], triples[lo:hi, 2], u_o[lo:hi])
-            keep = np.arange(w.shape[1])[None, :] <= u_o[lo:hi, None]
-            flat[u_start[lo]:u_start[hi]] = w[keep]             # row by row, own o + 1
-            lo = hi
+        u_o, u_N, u_K = triples[:, 0], triples[:, 1], triples[:, 2]
+        u_oc = np.minimum(u_o, u_N - u_o)
+        canon, c_of = _unique_triples(u_oc, u_N, u_K)          # the laws computed
+        c_o = canon[:, 0]
+        c_start = np.concatenate([[0], np.cumsum(c_o + 1)])
+        flip = np.flatnonzero(u_oc < u_o)                       # reflected: stored after
+        f_start = c_start[-1] + np.concatenate([[0], np.cumsum(u_o[flip] + 1)])
+        flat = np.empty(int(f_start[-1]))
+        for lo, hi in _budget_runs(c_o, budget):
+            w = _pmf_recurrence(canon[lo:hi, 1], canon[lo:hi, 2], c_o[lo:hi])
+            keep = np.arange(w.shape[1])[None, :] <= c_o[lo:hi, None]
+            flat[c_start[lo]:c_start[hi]] = w[keep]             # row by row, own o + 1
+        for lo, hi in _budget_runs(u_o[flip], budget):
+            f = flip[lo:hi]
+            c = c_of[f]
+            width = int(c_o[c].max()) + 1
+            k = np.arange(width, dtype=np.int64)[None, :]
+            inside = k <= c_o[c][:, None]
+            w = np.where(inside, flat[np.where(inside, c_start[c][:, None] + k, 0)], 0.0)
+            w = _reflected(w, u_K[f], u_o[f], c_o[c], int(u_o[f].max()) + 1)
+            keep = np.arange(w.shape[1])[None, :] <= u_o[f][:, None]
+            flat[f_start[lo]:f_start[hi]] = w[keep]
+        u_start = c_start[:-1][c_of]
+        u_start[flip] = f_start[:-1]
         self.flat = flat
-        self.start = u_start[:-1][inverse.ravel()]
+        self.start = u_start[inverse.ravel()]
 
     def padded(self, rows: np.ndarray, width: int | None = None) -> np.ndarray:
         """The laws of ``rows``, zero-padded to ``width`` (default ``max(o) + 1``) entries."""

@@ -455,6 +455,35 @@ def test_padded_hypergeometric_laws_are_scipys():
     assert caught >= N.size // 2
 
 
+def test_every_small_law_and_its_reflection_is_exact(monkeypatch):
+    """Every ``Hyp(N, K, o)`` with ``N <= 14`` (laws of more than ``N / 2`` draws are the
+    reflections of the others, ``P(H = t) = P(H' = K - t)``): within 1e-15 of the largest
+    entry of the exact rational law (C(K, t) C(N - K, o - t) / C(N, o)), and the flat laws of
+    HypergeomLaws are those of hypergeom_pmf_padded bit for bit.  Control: a reflection off by
+    one position is caught."""
+    from math import comb
+
+    N, K, o = (np.array(v) for v in zip(*[(n, k, d) for n in range(1, 15)
+                                            for k in range(n + 1) for d in range(n + 1)]))
+    W = _ties.hypergeom_pmf_padded(N, K, o)
+    want = np.zeros_like(W)
+    for r, (n, k, d) in enumerate(zip(N.tolist(), K.tolist(), o.tolist())):
+        want[r, :d + 1] = [comb(k, t) * comb(n - k, d - t) / comb(n, d) for t in range(d + 1)]
+    err = np.abs(W - want).max(axis=1) / want.max(axis=1)
+    assert err.max() <= 1e-15, err.max()
+    assert (o > N - o).sum() > 300                             # reflected laws are checked
+    laws = _ties.HypergeomLaws(N, K, o)
+    assert np.array_equal(laws.padded(np.arange(N.size)), W)
+    reflected = _ties._reflected
+
+    def off_by_one(w, K, o, oc, width):
+        return reflected(w, K + 1, o, oc, width)
+
+    monkeypatch.setattr(_ties, "_reflected", off_by_one)
+    bad = _ties.hypergeom_pmf_padded(N, K, o)
+    assert (np.abs(bad - want).max(axis=1) / want.max(axis=1)).max() > 0.1
+
+
 def test_padded_tie_laws_are_the_loop_over_bins_at_every_width(monkeypatch):
     """Parts of up to 400 members (laws longer than NumPy's pairwise-sum blocks of 8 and
     128), computed zero-padded in chunks of bins sorted by size (chunks forced small):
@@ -468,13 +497,13 @@ def test_padded_tie_laws_are_the_loop_over_bins_at_every_width(monkeypatch):
     monkeypatch.setattr(_binstats, "_TIE_CHUNK", 2000)
     monkeypatch.setattr(_binstats._size_chunks, "__defaults__", (2000,))
     assert np.array_equal(stats.abs_moment(1), want)
-    padded = _ties.hypergeom_pmf_padded
+    recurrence = _ties._pmf_recurrence
 
     def whole_width(N, K, o):
-        w = padded(N, K, o)
+        w = recurrence(N, K, o)
         return w / w.sum(axis=1, keepdims=True)
 
-    monkeypatch.setattr(_ties, "hypergeom_pmf_padded", whole_width)
+    monkeypatch.setattr(_ties, "_pmf_recurrence", whole_width)
     got = stats.abs_moment(1)
     assert np.allclose(got, want, rtol=1e-13, atol=0)          # rounding only
     assert not np.array_equal(got, want)
