@@ -1013,13 +1013,14 @@ class _Calibration:
             py = P[np.arange(a, b), y[a:b]][:, None]
             lo[a:b] = (P[a:b] > py).sum(axis=1)
             hi[a:b] = (P[a:b] >= py).sum(axis=1)
-            # the running sums written as rows of CT a few rows of Ps at a time: the
-            # transposed copy of a whole block (50 MB at 6,250 x 1,000) missed the cache at
-            # every element (0.6 s against 0.3 s at 50,000 x 1,000, one thread)
-            step = max(1, _SCAN_BLOCK // max(kmax, 1))
-            for s in range(a, b, step) if kmax else ():
-                e = min(b, s + step)
-                CT[:, s:e] = np.cumsum(Ps[s:e, :kmax], axis=1).T
+            if kmax:
+                # the running sums written as rows of CT a few rows of Ps at a time: the
+                # transposed copy of a whole block (50 MB at 6,250 x 1,000) missed the cache
+                # at every element (0.6 s against 0.3 s at 50,000 x 1,000, one thread)
+                step = max(1, _SCAN_BLOCK // kmax)
+                for s in range(a, b, step):
+                    e = min(b, s + step)
+                    CT[:, s:e] = np.cumsum(Ps[s:e, :kmax], axis=1).T
 
         self._row_blocks(block)
         self.Ps, self.lo, self.hi, self.CT = Ps, lo, hi, CT
