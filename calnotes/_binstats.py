@@ -234,19 +234,8 @@ def _size_chunks(rows: np.ndarray, size: np.ndarray, budget: int = _TIE_CHUNK) -
     """``rows`` sorted by ``size`` and cut into consecutive chunks of at most ``budget``
     entries ``len(chunk) * (max size + 1)`` (at least one row each)."""
     order = np.argsort(size, kind="stable")
-    rows, size = rows[order], size[order]
-    out, start, R = [], 0, rows.shape[0]
-    while start < R:
-        lo, hi = start + 1, R
-        while lo < hi:                  # the longest chunk within the budget
-            mid = (lo + hi + 1) // 2
-            if (mid - start) * (int(size[mid - 1]) + 1) <= budget:
-                lo = mid
-            else:
-                hi = mid - 1
-        out.append(rows[start:lo])
-        start = lo
-    return out
+    rows = rows[order]
+    return [rows[lo:hi] for lo, hi in _ties._budget_runs(size[order], budget)]
 
 
 def positives_by_class(labels: np.ndarray, n_classes: int) -> list[np.ndarray]:

@@ -326,10 +326,7 @@ class HypergeomLaws:
         for lo, hi in _budget_runs(u_o[flip], budget):
             f = flip[lo:hi]
             c = c_of[f]
-            width = int(c_o[c].max()) + 1
-            k = np.arange(width, dtype=np.int64)[None, :]
-            inside = k <= c_o[c][:, None]
-            w = np.where(inside, flat[np.where(inside, c_start[c][:, None] + k, 0)], 0.0)
+            w = _padded_rows(flat, c_start[c], c_o[c], int(c_o[c].max()) + 1)
             w = _reflected(w, u_K[f], u_o[f], c_o[c], int(u_o[f].max()) + 1)
             keep = np.arange(w.shape[1])[None, :] <= u_o[f][:, None]
             flat[f_start[lo]:f_start[hi]] = w[keep]
@@ -342,10 +339,14 @@ class HypergeomLaws:
         """The laws of ``rows``, zero-padded to ``width`` (default ``max(o) + 1``) entries."""
         o = self.o[rows]
         width = int(o.max()) + 1 if width is None else width
-        k = np.arange(width, dtype=np.int64)[None, :]
-        inside = k <= o[:, None]
-        idx = np.where(inside, self.start[rows][:, None] + k, 0)
-        return np.where(inside, self.flat[idx], 0.0)
+        return _padded_rows(self.flat, self.start[rows], o, width)
+
+
+def _padded_rows(flat: np.ndarray, start: np.ndarray, o: np.ndarray, width: int) -> np.ndarray:
+    """Rows of ``o[r] + 1`` values from ``flat[start[r]:]``, zero-padded to ``width``."""
+    k = np.arange(width, dtype=np.int64)[None, :]
+    inside = k <= o[:, None]
+    return np.where(inside, flat[np.where(inside, start[:, None] + k, 0)], 0.0)
 
 
 def _unique_pmfs(N: np.ndarray, K: np.ndarray, o: int) -> np.ndarray:
