@@ -5,6 +5,7 @@
 #
 #   bash benchmarks/device_grid.sh              # from anywhere; writes into $OUT (else benchmarks/)
 #   BUDGET=300 bash benchmarks/device_grid.sh   # total seconds (default 470)
+#   GRID_POINTS=500x2,50000x2 SCALING_THREADS="2 8" SCALING_RESERVE=150 bash ...  # a chosen run
 #
 # No network is needed. The repository's .venv cannot travel (1.3 GB; its python is a link to
 # /root/.pyenv/... of the machine that made it, and its compiled packages are for that Python),
@@ -21,6 +22,7 @@ BUDGET=${BUDGET:-470}
 GRID_POINTS=${GRID_POINTS:-}              # a --points list instead of the whole grid (smoke tests)
 SCALING_POINT=${SCALING_POINT:-50000x1000}
 SCALING_THREADS=${SCALING_THREADS:-8 4 2}
+SCALING_RESERVE=${SCALING_RESERVE:-200}   # seconds of BUDGET kept for the scaling runs
 PY=${PYTHON:-}
 if [ -z "$PY" ]; then
   if .venv/bin/python -c "import numpy, scipy" 2>/dev/null; then PY=.venv/bin/python; else PY=python3; fi
@@ -38,9 +40,9 @@ left() { echo $(( BUDGET - ($(date +%s) - start) )); }
     || { echo "device_grid: calnotes does not import with $PY (needs numpy and scipy)"; exit 2; }
   if [ -n "$GRID_POINTS" ]; then sel="--points $GRID_POINTS"; else sel="--large"; fi
   # The grid at all cores; what is left of the budget after it goes to the scaling runs,
-  # which get at least 200 s between them.
+  # which get at least SCALING_RESERVE seconds between them.
   $PY benchmarks/bench_grid.py $sel --threads "$CORES" --repeats 3 --slow 20 \
-      --budget $(( $(left) - 200 )) --out "$OUT/grid_results_${CORES}cores.json"
+      --budget $(( $(left) - SCALING_RESERVE )) --out "$OUT/grid_results_${CORES}cores.json"
   runs=$(echo $SCALING_THREADS | wc -w)
   for t in $SCALING_THREADS; do
     b=$(( $(left) / runs )); runs=$(( runs - 1 ))
