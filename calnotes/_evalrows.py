@@ -18,7 +18,7 @@ import numpy as np
 from ._binstats import BinStats, TieParts, positives_by_class
 from ._sorted import (MEASURES, SORT_WORKERS, Located, SortedColumns, _group_starts_rows,
                       mass_edges, measure_columns, parallel_ranges, searchsorted_rows,
-                      width_raw_bins)
+                      threads_for, width_raw_bins)
 from .expectation import _expected_abs_sums, _folded_normal_mean
 from .significance import (BOUND_DECISIVE, CI_LEVEL, exact_bracket_limit, exact_tail_bounds,
                            monte_carlo_p_value, poisson_binomial_pmfs_fft,
@@ -78,8 +78,12 @@ SORTED_NULL_COLUMNS = 4
 #: once (``BinStats._abs_first_moment``: 12 s on 2 threads); the cap stays until the point is
 #: measured again on a many-core machine.
 TIED_THREAD_CAP = 2
-#: Fewest entries of work that are split across threads.
-_MIN_THREAD_WORK = 1 << 17
+#: Entries of the null's draws or of the resamples (``n x columns`` each) per thread: fewer
+#: threads run where there is less work (:func:`calnotes._sorted.threads_for`).
+_MIN_THREAD_WORK = 1 << 19
+#: Rows x jobs per thread for the exact p-value brackets of one column: a bracket takes about
+#: 4 ms at n = 500 and 40 ms at n = 10^4 (one thread), and threads gained nothing there.
+_EXACT_THREAD_ROWS = 1 << 15
 
 
 @dataclass
@@ -720,8 +724,9 @@ def _exact_p_values(jobs: list, n: int, workers: int) -> None:
         lo, hi = exact_tail_bounds(a, pmfs, value, power, n)
         row.update(p_value=hi, p_value_method="exact", p_value_lower=lo)
 
-    if workers > 1 and len(jobs) > 1:
-        with ThreadPoolExecutor(max_workers=min(workers, len(jobs))) as pool:
+    workers = min(len(jobs), threads_for(n * len(jobs), _EXACT_THREAD_ROWS, workers))
+    if workers > 1:
+        with ThreadPoolExecutor(max_workers=workers) as pool:
             list(pool.map(run, jobs))
     else:
         for job in jobs:
@@ -737,6 +742,7 @@ def _monte_carlo(prob: Problem, specs, ties, draws: int, rng, workers: int, cano
     threads."""
     sampler = NullSampler(prob, canon)
     n, c = prob.sc.n, prob.sc.c
+    workers = threads_for(draws * n * c, _MIN_THREAD_WORK, workers)
     width = max(plan.m for _, plan, _ in specs)
     nb = int(max(1, min(draws, _BATCH_BUDGET // max(1, n + c * width))))
     chunk = max(nb, _CHUNK_BUDGET // max(1, n) // nb * nb)
@@ -972,13 +978,12 @@ class Resampler:
                         parts=tie_parts, fixed_outcome=fixed)
 
     def block_size(self, B: int, workers: int = 1) -> int:
-        """Resamples per block: at most :data:`_RESAMPLE_BLOCK` entries, and at least
-        ``workers`` blocks when there is that much work."""
-        per = self.n * self.c
-        most = max(1, _RESAMPLE_BLOCK // per)
-        if B * per >= workers * _MIN_THREAD_WORK:
-            most = min(most, -(-B // max(1, workers)))
-        return max(1, most)
+        """Resamples per block: at most :data:`_RESAMPLE_BLOCK` entries, and at least one
+        block per worker."""
+        most = max(1, _RESAMPLE_BLOCK // (self.n * self.c))
+        if workers > 1:
+            most = min(most, -(-B // workers))
+        return most
 
     def values_block(self, W: np.ndarray, specs, ties, workers: int | None = None) -> np.ndarray:
         """Values of the measures ``specs`` (pairs ``(m, name)``), shape ``(len(specs),
@@ -1032,6 +1037,7 @@ def _bootstrap(prob: Problem, rows: list, ties, B: int, rng, canon, workers: int
     n = resampler.n
     specs = [(row["n_bins"], row["measure"]) for row in rows]
     values = np.empty((len(rows), B))
+    workers = threads_for(B * n * resampler.c, _MIN_THREAD_WORK, workers)
     block = resampler.block_size(B, workers)
     starts = list(range(0, B, block))
 

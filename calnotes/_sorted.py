@@ -81,6 +81,23 @@ _PER_ROW_SEARCH = 64
 _KEPT_INDEX_BUDGET = 1 << 24
 
 
+def threads_for(work: int, unit: int, workers: int | None = None) -> int:
+    """Threads worth starting for ``work`` elements of divisible work: one per ``unit``
+    elements, at least one and at most ``workers`` (default :data:`SORT_WORKERS`).
+
+    Between its NumPy calls a thread holds the interpreter lock, so threads given little
+    work each mostly wait for it: on a 16-core host the default report on 500 binary
+    predictions took 0.30 s at 16 threads against 0.19 s at 2 (benchmarks/README.md).
+
+    Examples
+    --------
+    >>> threads_for(10 ** 6, 1 << 20, workers=16), threads_for(10 ** 8, 1 << 20, workers=16)
+    (1, 16)
+    """
+    workers = SORT_WORKERS if workers is None else max(1, int(workers))
+    return int(max(1, min(workers, work // max(1, unit))))
+
+
 def sort_columns(X: np.ndarray, workers: int | None = None) -> np.ndarray:
     """Each column of ``X`` (shape ``(n, c)``) sorted ascending, as a C-contiguous ``(c, n)``
     array (a column is a contiguous row, as binary searches need), in column blocks on

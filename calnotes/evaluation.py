@@ -105,6 +105,10 @@ DEFAULT_UTILITY_SAMPLES = 500
 #: (64 MB), and of all the threads' such arrays together (512 MB): see ``_uc_results``.
 _UC_BUDGET = 1 << 23
 _UC_MEMORY = 1 << 26
+#: Utilities x rows per worker thread of the utility estimator: on two cores one thread was
+#: the fastest at 10^4 x 2 (1,004 utilities, 10^7 utility-rows), two at 10^4 x 10 and 50,000
+#: x 2, and 16 threads took twice as long as two at 10^4 rows (benchmarks/README.md).
+_UC_THREAD_WORK = 1 << 22
 #: Worker threads of the utility estimator (NumPy's sorts release the GIL): every CPU this
 #: process may use (``os.sched_getaffinity``), or ``CALNOTES_THREADS``.
 _UC_WORKERS = _available_workers()
@@ -1377,7 +1381,7 @@ def _uc_results(y, P, families, presorted=None) -> list:
 
     A task holds one or two ``(chunk, n)`` arrays (its other arrays are blocks of about 1 MB):
     ``chunk x n`` at most ``_UC_BUDGET``, and the threads' such arrays together at most
-    ``_UC_MEMORY`` elements.  A task's matrix product reads all of ``P``, so chunks stay large
+    ``_UC_MEMORY`` elements; one thread per ``_UC_THREAD_WORK`` utility-rows.  A task's matrix product reads all of ``P``, so chunks stay large
     (64 utilities, the default of :func:`~calnotes.utility.utility_calibration`, up to
     ``n = 131072``: about 15 flops per byte read with many classes).  The numbers do not depend
     on the number of threads; BLAS may round a product differently for another number of rows,
@@ -1390,7 +1394,8 @@ def _uc_results(y, P, families, presorted=None) -> list:
     n = P.shape[0]
     total = sum(len(f) for f in families)
     chunk = max(2, min(64, _UC_BUDGET // n))
-    workers = max(1, min(_UC_WORKERS, _UC_MEMORY // (chunk * n), -(-total // chunk)))
+    workers = max(1, min(_UC_WORKERS, _UC_MEMORY // (chunk * n), -(-total // chunk),
+                         total * n // _UC_THREAD_WORK))
     return _uc_families(y, P, families, chunk=chunk, workers=workers, presorted=presorted)
 
 
