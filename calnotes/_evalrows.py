@@ -79,11 +79,22 @@ SORTED_NULL_COLUMNS = 4
 #: measured again on a many-core machine.
 TIED_THREAD_CAP = 2
 #: Entries of the null's draws or of the resamples (``n x columns`` each) per thread: fewer
-#: threads run where there is less work (:func:`calnotes._sorted.threads_for`).
+#: threads run where there is less work (:func:`calnotes._sorted.threads_for`).  Measured on
+#: a 16-core host (benchmarks/device/thread_sweep_16cores.json): the resamples of the two
+#: one-column problems of 10^4 binary rows (2 x 10^6 entries each) took 0.22 s on one thread,
+#: 0.10 s on the rule's three and 0.16 s on 16.
 _MIN_THREAD_WORK = 1 << 19
+#: Most threads for the null's replications: on the 16-core host they were fastest at 4 to 8
+#: threads at every point measured, and slower at 16 (10^4 x 10: 0.093 s at 8, 0.145 s at 16;
+#: 10^4 x 100: 0.153 s, 0.226 s; 10^5 x 10: 0.79 s, 0.96 s).  Each chunk's uniforms are drawn
+#: in order on the calling thread (one stream, so that the p-values do not depend on the
+#: threads), and that part does not shrink with more threads.
+NULL_THREAD_CAP = 8
 #: Rows x jobs per thread for the exact p-value brackets of one column: a bracket takes about
-#: 4 ms at n = 500 and 40 ms at n = 10^4 (one thread), and threads gained nothing there.
-_EXACT_THREAD_ROWS = 1 << 15
+#: 4 ms at n = 500 and 30-90 ms at n = 10^4 (one thread); on the 16-core host the 4 brackets
+#: of 10^4 binary rows took 0.36 s on one thread and 0.25 s on four, the 18 of 500 rows
+#: 0.08 s on one and 0.16 s on 16.
+_EXACT_THREAD_ROWS = 1 << 13
 
 
 @dataclass
@@ -742,7 +753,7 @@ def _monte_carlo(prob: Problem, specs, ties, draws: int, rng, workers: int, cano
     threads."""
     sampler = NullSampler(prob, canon)
     n, c = prob.sc.n, prob.sc.c
-    workers = threads_for(draws * n * c, _MIN_THREAD_WORK, workers)
+    workers = threads_for(draws * n * c, _MIN_THREAD_WORK, min(workers, NULL_THREAD_CAP))
     width = max(plan.m for _, plan, _ in specs)
     nb = int(max(1, min(draws, _BATCH_BUDGET // max(1, n + c * width))))
     chunk = max(nb, _CHUNK_BUDGET // max(1, n) // nb * nb)

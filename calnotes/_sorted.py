@@ -86,8 +86,9 @@ def threads_for(work: int, unit: int, workers: int | None = None) -> int:
     elements, at least one and at most ``workers`` (default :data:`SORT_WORKERS`).
 
     Between its NumPy calls a thread holds the interpreter lock, so threads given little
-    work each mostly wait for it: on a 16-core host the default report on 500 binary
-    predictions took 0.30 s at 16 threads against 0.19 s at 2 (benchmarks/README.md).
+    work mostly wait for it: on a 16-core host the default report on 500 binary predictions
+    took 0.45 s with every part split across 16 threads and 0.18 s on one
+    (benchmarks/device/thread_sweep_16cores.json).
 
     Examples
     --------

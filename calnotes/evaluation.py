@@ -105,9 +105,10 @@ DEFAULT_UTILITY_SAMPLES = 500
 #: (64 MB), and of all the threads' such arrays together (512 MB): see ``_uc_results``.
 _UC_BUDGET = 1 << 23
 _UC_MEMORY = 1 << 26
-#: Utilities x rows per worker thread of the utility estimator: on two cores one thread was
-#: the fastest at 10^4 x 2 (1,004 utilities, 10^7 utility-rows), two at 10^4 x 10 and 50,000
-#: x 2, and 16 threads took twice as long as two at 10^4 rows (benchmarks/README.md).
+#: Utilities x rows per worker thread of the utility estimator.  On a 16-core host
+#: (benchmarks/device/thread_sweep_16cores.json) 10^4 x 2 (1,004 utilities, 10^7 utility-rows)
+#: took 0.20 s on one thread, 0.14 s on two and 0.21 s on 16; 10^5 x 10 (10^8) 2.9 s, 2.1 s
+#: and 1.2 s.  On two cores, 16 threads took twice as long as two at 10^4 rows.
 _UC_THREAD_WORK = 1 << 22
 #: Worker threads of the utility estimator (NumPy's sorts release the GIL): every CPU this
 #: process may use (``os.sched_getaffinity``), or ``CALNOTES_THREADS``.

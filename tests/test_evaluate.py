@@ -404,10 +404,18 @@ def test_utility_same_seed_same_json(monkeypatch, npz_file, capsys):
     c = json.loads(calnotes.evaluate(P, labels=y, rng=6, **kw).to_json())
     assert c["utility"]["classes"] == json.loads(a)["utility"]["classes"]   # not sampled
     assert c["utility"]["ecdf"]["classes"] != json.loads(a)["utility"]["ecdf"]["classes"]
-    # the worker threads do not change the numbers
+    # the worker threads do not change the numbers (one thread per utility-row: the rule
+    # would run this small problem on one thread)
+    from calnotes import utility
+    used = []
+    real = utility._uc_families
+    monkeypatch.setattr(utility, "_uc_families",
+                        lambda *a, **k: used.append(k["workers"]) or real(*a, **k))
+    monkeypatch.setattr(evaluation, "_UC_THREAD_WORK", 1)
     for workers in (1, 3):
         monkeypatch.setattr(evaluation, "_UC_WORKERS", workers)
         assert _untimed(calnotes.evaluate(P, labels=y, rng=5, **kw).to_json()) == a
+    assert used == [1, 3]
     # the same command prints the same JSON
     path = str(npz_file[0])
     outputs = []

@@ -337,8 +337,64 @@ def test_rows_do_not_depend_on_the_thread_count(monkeypatch):
     first = rows(1)
     monkeypatch.setattr(_sorted, "_MIN_CHUNK", 1)
     monkeypatch.setattr(_evalrows, "_MIN_THREAD_WORK", 1)
+    monkeypatch.setattr(_evalrows, "_EXACT_THREAD_ROWS", 1)
+    pools = _spy_pools(monkeypatch)
     assert rows(3) == first
     assert any("ci_lower" in r for r in first) and any("p_value" in r for r in first)
+    # not vacuous: the null's draws, the resamples and the exact brackets did run on threads
+    assert {"_monte_carlo", "_bootstrap", "_exact_p_values"} <= {f for f, w in pools if w > 1}
+
+
+def _spy_pools(monkeypatch) -> list:
+    """Record ``(function, max_workers)`` of every thread pool that ``_evalrows`` starts."""
+    import sys
+    from concurrent.futures import ThreadPoolExecutor
+
+    pools = []
+
+    def pool(max_workers=None, **kw):
+        pools.append((sys._getframe(1).f_code.co_name, max_workers))
+        return ThreadPoolExecutor(max_workers=max_workers, **kw)
+
+    monkeypatch.setattr(_evalrows, "ThreadPoolExecutor", pool)
+    return pools
+
+
+@pytest.mark.parametrize("workers", [1, 2, 16])
+def test_threads_for_gives_one_thread_per_unit_of_work(workers):
+    """At least one thread, one per whole unit of work, never more than the workers: from
+    no work and one unit up to far more work than the workers can take."""
+    unit = 1000
+    for work in (0, 1, unit - 1, unit, 2 * unit - 1, 2 * unit, 15 * unit, 10 ** 9):
+        got = _sorted.threads_for(work, unit, workers)
+        assert got == max(1, min(workers, work // unit)), (work, workers)
+    assert _sorted.threads_for(10 ** 9, 1, workers) == workers
+
+
+def test_small_report_starts_no_threads_on_many_cores(monkeypatch):
+    """With 16 workers, the binned rows of 500 binary predictions (their draws, resamples and
+    exact brackets are each a few milliseconds of work) start no thread pool; control: with
+    the units of work set to one element the same call does start pools of 16 threads (the
+    behaviour that made the small report slower on 16 cores than on 2)."""
+    rng = np.random.default_rng(5)
+    P, y = _problem(rng, 500, 2, None)
+    from calnotes.measures import confidence_scores
+    conf, top, correct = confidence_scores(y, P)
+
+    def rows():
+        probs = _evalrows.problems(y, P, top, correct, conf, ("binary", "classwise"))
+        for prob in probs:
+            prob.prepare(16)
+        _evalrows.binned_rows(y, P, probs, [15, 20, 100], "average", draws=200,
+                              bootstrap=200, rng=np.random.default_rng(9), workers=16)
+
+    pools = _spy_pools(monkeypatch)
+    rows()
+    assert pools == []
+    monkeypatch.setattr(_evalrows, "_MIN_THREAD_WORK", 1)
+    monkeypatch.setattr(_evalrows, "_EXACT_THREAD_ROWS", 1)
+    rows()
+    assert {w for _, w in pools} >= {_evalrows.NULL_THREAD_CAP, 16}
 
 
 @pytest.mark.parametrize("side", ["left", "right"])
