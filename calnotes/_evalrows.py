@@ -73,10 +73,11 @@ SORTED_NULL_COLUMNS = 4
 #: Most threads for the draws and resamples of a problem whose tie groups straddle
 #: equal-mass edges (``ties="average"``): their parts were computed shape by shape in Python
 #: (calnotes._ties), so threads contended for the interpreter -- 100,000 x 2 predictions
-#: rounded to two decimals took 20 s on 2 threads and 58 s on 16
-#: (benchmarks/grid_results_16cores.json).  Since then the parts of all bins are computed at
-#: once (``BinStats._abs_first_moment``: 12 s on 2 threads); the cap stays until the point is
-#: measured again on a many-core machine.
+#: rounded to two decimals took 20 s on 2 threads and 58 s on 16 (the 16-core grid of commit
+#: d834319, in the git history of benchmarks/grid_results_16cores.json).  Since then the parts
+#: of all bins are computed at once (``BinStats._abs_first_moment``); with the cap the point
+#: took 8.6 s at 16 threads on the 16-core host and 7.4 s on two cores (benchmarks/README.md).
+#: The cap itself has not been varied since: it stays until it is.
 TIED_THREAD_CAP = 2
 #: Entries of the null's draws or of the resamples (``n x columns`` each) per thread: fewer
 #: threads run where there is less work (:func:`calnotes._sorted.threads_for`).  Measured on
