@@ -1382,9 +1382,10 @@ def _uc_results(y, P, families, presorted=None) -> list:
 
     A task holds one or two ``(chunk, n)`` arrays (its other arrays are blocks of about 1 MB):
     ``chunk x n`` at most ``_UC_BUDGET``, and the threads' such arrays together at most
-    ``_UC_MEMORY`` elements; one thread per ``_UC_THREAD_WORK`` utility-rows.  A task's matrix product reads all of ``P``, so chunks stay large
-    (64 utilities, the default of :func:`~calnotes.utility.utility_calibration`, up to
-    ``n = 131072``: about 15 flops per byte read with many classes).  The numbers do not depend
+    ``_UC_MEMORY`` elements; one thread per ``_UC_THREAD_WORK`` utility-rows.  A task's
+    matrix product reads all of ``P``, so chunks stay large (64 utilities, the default of
+    :func:`~calnotes.utility.utility_calibration`, up to ``n = 131072``: about 15 flops per
+    byte read with many classes).  The numbers do not depend
     on the number of threads; BLAS may round a product differently for another number of rows,
     so with the same chunk the report's numbers are ``utility_calibration``'s.  ``presorted``:
     the columns of ``P`` sorted, ``(k, n)``, if the caller has them (the class-wise utilities

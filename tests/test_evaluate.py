@@ -404,8 +404,8 @@ def test_utility_same_seed_same_json(monkeypatch, npz_file, capsys):
     c = json.loads(calnotes.evaluate(P, labels=y, rng=6, **kw).to_json())
     assert c["utility"]["classes"] == json.loads(a)["utility"]["classes"]   # not sampled
     assert c["utility"]["ecdf"]["classes"] != json.loads(a)["utility"]["ecdf"]["classes"]
-    # the worker threads do not change the numbers (one thread per utility-row: the rule
-    # would run this small problem on one thread)
+    # the worker threads do not change the numbers (the unit of work lowered to one
+    # utility-row: by the rule this small problem would run on one thread)
     from calnotes import utility
     used = []
     real = utility._uc_families

@@ -369,6 +369,8 @@ def test_threads_for_gives_one_thread_per_unit_of_work(workers):
         got = _sorted.threads_for(work, unit, workers)
         assert got == max(1, min(workers, work // unit)), (work, workers)
     assert _sorted.threads_for(10 ** 9, 1, workers) == workers
+    want = {1: [1, 1, 1, 1], 2: [1, 1, 2, 2], 16: [1, 1, 2, 15]}[workers]
+    assert [_sorted.threads_for(w, unit, workers) for w in (0, 1999, 2000, 15999)] == want
 
 
 def test_small_report_starts_no_threads_on_many_cores(monkeypatch):
