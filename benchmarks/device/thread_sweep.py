@@ -14,13 +14,13 @@ timings removed, is compared with the first one's: the numbers must not depend o
 stopped by ``--budget`` or a time limit keeps what it measured.
 """
 import argparse
-import functools
 import json
 import os
 import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, os.path.join(HERE, "..", ".."))
 
@@ -29,30 +29,17 @@ import numpy as np  # noqa: E402
 import calnotes  # noqa: E402
 from calnotes import _evalrows, _sorted, evaluation  # noqa: E402
 from bench_grid import make_problem, parse_point  # noqa: E402
+from timers import T as STEPS, wrap  # noqa: E402
 
 POINTS = "10000x2,500x2,10000x10,50000x2,10000x2:ties,10000x100"
 CONFIGS = "rule@16,all@16,all@2,all@1,all@4,all@8,rule@2"
-STEPS = {}
 UNITS = {(evaluation, "_UC_THREAD_WORK"), (_evalrows, "_MIN_THREAD_WORK"),
          (_evalrows, "_EXACT_THREAD_ROWS")}
 DEFAULTS = {(mod, name): getattr(mod, name) for mod, name in UNITS}
 
 
-def wrap(name):
-    f = getattr(_evalrows, name)
-
-    @functools.wraps(f)
-    def g(*a, **k):
-        t = time.perf_counter()
-        try:
-            return f(*a, **k)
-        finally:
-            STEPS[name] = STEPS.get(name, 0.0) + time.perf_counter() - t
-    setattr(_evalrows, name, g)
-
-
 for step in ("_monte_carlo", "_bootstrap", "_exact_p_values"):
-    wrap(step)
+    wrap(_evalrows, step, step)
 
 
 def configure(text):
