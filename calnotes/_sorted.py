@@ -145,9 +145,8 @@ def parallel_ranges(run, total: int, workers: int | None = None,
     >>> out.tolist()
     [0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0]
     """
-    workers = SORT_WORKERS if workers is None else max(1, int(workers))
     min_chunk = _MIN_CHUNK if min_chunk is None else min_chunk
-    parts = int(min(workers, total, (total * max(1, cost)) // max(1, min_chunk)))
+    parts = min(total, threads_for(total * max(1, cost), min_chunk, workers))
     if parts <= 1:
         run(0, total)
         return

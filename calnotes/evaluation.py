@@ -82,6 +82,7 @@ import numpy as np
 from . import _evalrows
 from . import scale as _scale
 from ._sorted import available_workers as _available_workers
+from ._sorted import threads_for
 from .data.loaders import Predictions
 from .inputs import LOADER_OPTIONS, ChunkedPredictions, as_predictions
 from .measures import confidence_scores
@@ -1396,8 +1397,8 @@ def _uc_results(y, P, families, presorted=None) -> list:
     n = P.shape[0]
     total = sum(len(f) for f in families)
     chunk = max(2, min(64, _UC_BUDGET // n))
-    workers = max(1, min(_UC_WORKERS, _UC_MEMORY // (chunk * n), -(-total // chunk),
-                         total * n // _UC_THREAD_WORK))
+    workers = threads_for(total * n, _UC_THREAD_WORK,
+                          min(_UC_WORKERS, _UC_MEMORY // (chunk * n), -(-total // chunk)))
     return _uc_families(y, P, families, chunk=chunk, workers=workers, presorted=presorted)
 
 
