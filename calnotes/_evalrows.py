@@ -830,7 +830,8 @@ class Resampler:
             ((v[1:] == v[:-1]) & (yo[1:] != yo[:-1])).any())
         self._tie_bounds = None         # one column: first sorted row of each tie group, n
 
-    def weighted(self, ties: str) -> bool:
+    @property
+    def weighted(self) -> bool:
         """Whether :meth:`weighted_values_block` computes this problem's resamples: every
         one-column problem (its rows, or under ``ties="average"`` with a tie group holding
         both outcomes its tie groups, are the units)."""
@@ -838,7 +839,7 @@ class Resampler:
 
     def weighted_values_block(self, W: np.ndarray, specs, ties: str) -> np.ndarray:
         """:meth:`values_block` of a one-column problem from the multiplicities themselves,
-        without building the resampled rows (where :meth:`weighted` says so).
+        without building the resampled rows (where :attr:`weighted` says so).
 
         The *units* are the sorted rows, or under ``ties="average"`` with a tie group that
         holds both outcomes the tie groups (runs of equal sorted predictions).  In the
@@ -1001,7 +1002,7 @@ class Resampler:
         """Values of the measures ``specs`` (pairs ``(m, name)``), shape ``(len(specs),
         Bb)``, on the ``Bb`` resamples with row multiplicities ``W`` (shape ``(Bb, n)``, input
         row order, each row summing to ``n``); ``workers`` threads for its plans."""
-        if self.weighted(ties):
+        if self.weighted:
             return self.weighted_values_block(W, specs, ties)
         Bb, n, c = W.shape[0], self.n, self.c
         ws = W[:, self.order].reshape(-1)                              # (Bb, c, n) flat
@@ -1053,7 +1054,7 @@ def _bootstrap(prob: Problem, rows: list, ties, B: int, rng, canon, workers: int
     block = resampler.block_size(B, workers)
     starts = list(range(0, B, block))
 
-    weighted = resampler.weighted(ties)
+    weighted = resampler.weighted
     if weighted:        # canonical position of each sorted row: counts straight to sorted order
         rank = np.empty(n, dtype=np.int64)
         rank[canon] = np.arange(n, dtype=np.int64)

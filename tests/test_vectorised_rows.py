@@ -121,7 +121,7 @@ def test_tie_groups_of_one_outcome_are_computed_from_multiplicities():
     P = np.stack([1 - p, p], axis=1)
     prob = _prob(P, y, "binary")
     resampler = _evalrows.Resampler(prob)
-    assert resampler.weighted("average") and resampler.ties_agree
+    assert resampler.weighted and resampler.ties_agree
     W = _multiplicities(rng, 8, n)
     specs = [(1, "l1-QECE"), (2, "ECE"), (3, "l1-QECE"), (4, "l2-QECE"), (7, "l1-QECE")]
     got = resampler.values_block(W, specs, "average")
@@ -130,7 +130,7 @@ def test_tie_groups_of_one_outcome_are_computed_from_multiplicities():
     y2 = y.copy()
     y2[np.flatnonzero(p == p[0])[0]] ^= 1                   # one group with both outcomes
     mixed = _evalrows.Resampler(_prob(P, y2, "binary"))
-    assert mixed.weighted("average") and not mixed.ties_agree
+    assert mixed.weighted and not mixed.ties_agree
     want2 = _plain_values(_prob(P, y2, "binary"), W, specs, "average")
     assert np.allclose(mixed.values_block(W, specs, "average"), want2, rtol=0, atol=ATOL)
     # control: with the rows as units, the mixed group's positives sit at their positions
@@ -164,7 +164,7 @@ def test_tie_groups_of_both_outcomes_are_computed_from_multiplicities():
     for n, P, y, W in _tie_group_cases():
         prob = _prob(P, y, "binary")
         resampler = _evalrows.Resampler(prob)
-        assert resampler.weighted("average") and not resampler.ties_agree
+        assert resampler.weighted and not resampler.ties_agree
         specs = ([(m, name) for m in range(1, n + 1) for name in ("l1-QECE", "l2-QECE")]
                  + [(m, "ECE") for m in (1, 2, 5)])
         got = resampler.values_block(W, specs, "average")
@@ -242,7 +242,7 @@ def test_off_by_one_bin_edge_is_caught(aggregation, monkeypatch):
     want = _plain_values(prob, W, specs, "position")
     good = _evalrows.Resampler(prob).values_block(W, specs, "position")
     assert np.allclose(good, want, rtol=0, atol=ATOL)
-    assert _evalrows.Resampler(prob).weighted("position") == (aggregation == "binary")
+    assert _evalrows.Resampler(prob).weighted == (aggregation == "binary")
 
     def shifted(positions, n_samples, n_bins):
         pos = np.asarray(positions, dtype=np.int64)
@@ -276,7 +276,7 @@ def test_off_by_one_bin_edge_is_caught(aggregation, monkeypatch):
 def test_block_size_and_threads_do_not_change_a_bit(ties, aggregation, monkeypatch):
     """One resample at a time, blocks of 4, one block; one thread or three with the thread
     threshold lowered so that the small problem is split: the same values, bit for bit
-    (one column: from the multiplicities where :meth:`Resampler.weighted` says so)."""
+    (one column: from the multiplicities where :attr:`Resampler.weighted` says so)."""
     rng = np.random.default_rng(3)
     P, y = _problem(rng, 60, 4, 2 if aggregation == "classwise" else None)
     prob = _prob(P, y, aggregation)
