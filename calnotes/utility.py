@@ -61,7 +61,15 @@ the sort.  The numbers are those of the plain computation (``_values``, then ``_
 for bit, except where the predicted utilities tie exactly (the order inside a tie group, hence
 the rounding of the group's sum, then follows the input order) and where a threaded BLAS used
 to round the products differently; tests/test_utility_fast.py checks the engine against loops
-over the definition.  The book's Part IV uses this module (chapters *Utility calibration*,
+over the definition.  With two classes, most linear and rank utilities need no pass of their
+own at all: :mod:`calnotes._uc_two` reads every one from two running sums shared by all, where
+a certificate proves that its tie groups are this engine's (values: the two summations'
+rounding apart, at most ``(2 n + 2) eps`` each from the exact sums; tests/test_uc_two.py).
+It leaves to this engine the utilities whose tie decision it cannot prove: a gap between two
+probabilities within about ``tie_tol / |w_x - w_z|`` of the tolerance (confident models with
+probabilities a few ulp from 0 or 1: at 10^6 samples of the benchmark grid's problem, every
+sampled utility), or rows whose sums are off one by more than about ``1e-16`` (float32
+models), weighted by ``w_z``.  The book's Part IV uses this module (chapters *Utility calibration*,
 *Bounds and guarantees*, *Patching* and *Which recalibrator, for which utility*).
 """
 
@@ -951,7 +959,10 @@ def _blas_single_thread():
 class _Calibration:
     """The work of :func:`utility_calibration` for validated ``(y, P)``: shared inputs computed
     once (sorted rows, the label's tie group, rows by class, running sums of the sorted rows)
-    and one task per chunk of utilities, each scanned in cache-sized row blocks.
+    and one task per chunk of utilities, each scanned in cache-sized row blocks.  With two
+    classes, the linear and rank utilities that :mod:`calnotes._uc_two` can answer from two
+    shared running sums (its certificate proves the tie groups are the product's) take no
+    task; their values differ from this engine's by the two summations' rounding only.
 
     No task allocates more than one ``(chunk, n)`` array (the matrix product's, in a buffer
     kept per thread): large short-lived arrays cost page faults and, freed, cross-CPU TLB
@@ -967,10 +978,6 @@ class _Calibration:
         self.kinds = [_engine(f) for f in fams]
         self.local = threading.local()
         self.hints = {}
-        self.tasks = []
-        for f, fam in enumerate(fams):
-            for sl in _chunks(len(fam), step):
-                self.tasks.append((f, np.arange(len(fam))[sl]))
         rank = any(f.kind == "rank" for f in fams)
         self.Ps = self.lo = self.hi = self.CT = None
         if rank:
@@ -979,10 +986,39 @@ class _Calibration:
             self.hints["linear"] = np.argsort(P[:, 1], kind="stable")
             if rank:
                 self.hints["rank"] = np.argsort(self.Ps[:, 0], kind="stable")
+        self.pairs = {}
+        self.two = {f: self._two_columns(fam) for f, fam in enumerate(fams)
+                    if self.C == 2 and self.kinds[f] == "product"
+                    and fam.kind in ("linear", "rank")}
+        self.tasks = []
+        for f, fam in enumerate(fams):
+            rest = np.arange(len(fam))
+            if f in self.two:
+                rest = np.flatnonzero(~self.two[f].ok)
+            for sl in _chunks(len(rest), step):
+                self.tasks.append((f, rest[sl]))
         if "columns" in self.kinds:
             by = np.argsort(y, kind="stable")
             bounds = np.searchsorted(y[by], np.arange(self.C + 1))
             self.rows_of = [by[bounds[c]:bounds[c + 1]] for c in range(self.C)]
+
+    def _two_columns(self, fam):
+        """Two classes: the family's utilities that :mod:`calnotes._uc_two` answers from two
+        running sums (the others, ``ok`` false, go to the tasks)."""
+        from ._uc_two import TwoColumns
+
+        prm = fam.params
+        if fam.kind == "linear":
+            key, x, z, share = "linear", self.P[:, 1], self.P[:, 0], (self.y == 1) * 1.0
+            wx, wz = prm[:, 1], prm[:, 0]
+        else:       # the label's share of the top class: 1, 0, or 1/2 where p_0 = p_1
+            key, x, z = "rank", self.Ps[:, 0], self.Ps[:, 1]
+            share = np.where(self.hi - self.lo == 2, 0.5, (self.lo == 0) * 1.0)
+            wx, wz = prm[:, 0], prm[:, 1]
+        cols = self.pairs.get(key)
+        if cols is None:
+            cols = self.pairs[key] = TwoColumns(x, z, share, self.hints[key])
+        return cols.scan(np.ascontiguousarray(wx), np.ascontiguousarray(wz), self.tol)
 
     def _row_blocks(self, fn):
         """``fn(a, b)`` on row blocks ``[a, b)`` in the pool."""
@@ -1106,6 +1142,9 @@ class _Calibration:
 
     def results(self):
         parts = list(self._map(self.run, self.tasks))
+        for f, found in self.two.items():
+            idx = np.flatnonzero(found.ok)
+            parts.append((f, idx, found.take(idx)))
         out = []
         for f, fam in enumerate(self.fams):
             M = len(fam)
