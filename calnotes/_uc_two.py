@@ -20,30 +20,34 @@ where ``X_j`` is near its extremes: ``O(log n)`` per utility after ``O(n log n)`
 instead of a matrix product, an order and a scan of ``n`` values each.
 
 The general engine (:class:`calnotes.utility._Calibration`) decides ties on the predicted
-utilities as the matrix product rounds them (values within ``tie_tol = 4 C eps`` are one).
-This module takes a utility only where it can *prove*, from bounds on that rounding, that
-the product's tie groups are the blocks it uses; every other utility is left to the general
-engine (``ok`` false).  Where it answers, the value differs from the general engine's only by
-the rounding of the two ways of summing (each a running sum of ``n`` terms of at most
-``2 / n``: at most ``2 (n + 2) eps`` apart in the worst case; measured: about ``1e-16``), and
-the worst interval is the general engine's unless two intervals' deviations are equal to that
-rounding.
+utilities it computes, ``fl(fl(w_x x) + fl(w_z z))`` elementwise for two classes (values within
+``tie_tol = 4 C eps`` are one), and scans a utility in the order of ``x`` where that order
+sorts it.  This module answers a utility only where it can *prove* that the engine takes that
+order and has the same tie groups; every other utility is left to the engine (``ok`` false).
+Where it answers, the value differs from the engine's only by the rounding of the two ways of
+summing (each within ``(2 n + 2) eps`` of the exact sums: tests/test_uc_two.py), and the
+worst interval is the engine's unless two intervals' deviations are equal to that rounding.
 
-The certificate, for a utility with ``D = w_x - w_z != 0`` (``D = 0``: constant predicted
-utility, left to the general engine).  Let ``delta`` bound the rows' defects ``|x + z - 1|``
-(computed exactly, by Knuth's two-sum) and ``e_V = gamma_2 max(|w_x|, |w_z|) (1 + delta)``
-bound the rounding of one predicted utility (a two-term dot product, in whatever order or
-fused form BLAS computes it).  Two samples' computed predicted utilities then differ from
-``D (x' - x)`` by at most ``eta = 2 e_V + 2 |w_z| delta``.  In the order of ``x``:
+The proof, for a utility with ``D = w_x - w_z != 0`` (``D = 0``: a constant predicted utility,
+left to the engine).  Let ``delta`` bound the rows' defects ``|x + z - 1|`` (computed exactly,
+by Knuth's two-sum) and ``e_V = gamma_2 max(|w_x|, |w_z|) (1 + delta)`` bound the rounding of
+one predicted utility.  Two samples' computed predicted utilities then differ from
+``D (x' - x)`` by at most ``eta = 2 e_V + 2 |w_z| delta``.  For each gap ``g = x_{r+1} - x_r``
+between neighbours in the order of ``x`` (the subtraction's own rounding allowed for):
 
-- a gap ``x_{r+1} - x_r > (tie_tol + eta) / |D|`` is a boundary of the product's groups, and
-  everything above it exceeds everything below it by more than ``tie_tol`` (so no sort by
-  predicted utility can interleave the two sides);
-- the runs between such gaps ("blocks") must each span at most ``(tie_tol - eta) / |D|`` in
-  ``x``: then all their computed predicted utilities are within ``tie_tol`` of each other, so
-  each block is exactly one tie group, whatever the order in which a sort leaves it.
+- ``|D| g > eta``: the computed values increase in the direction of ``D``; identical rows
+  (both columns equal) give equal values; the other gaps below ``eta / |D|`` are checked on
+  the computed values.  So the order of ``x`` (reversed if ``D < 0``) sorts the utility, and
+  the engine takes it;
+- ``|D| g > tie_tol + eta``: a boundary between tie groups; ``|D| g < tie_tol - eta``: not
+  one; in between (*at the tolerance*), the computed values decide, as in the engine.
 
-Both are checked with the floating-point subtraction's own rounding allowed for.
+Each utility's extremes of ``S`` are found among the boundaries whose ``X`` is within a
+window of ``X``'s extreme over the sure boundaries (``S_j`` is within ``|w_z| max|X + Z|``
+plus rounding of ``D X_j``), and among its boundaries at the tolerance, compared directly.
+The gaps to check are found by binary search in the gaps sorted once; a utility with more
+than :data:`MAX_CHECKED` of them, or more than :data:`MAX_CANDIDATES` boundaries in a
+window, goes to the engine.
 """
 
 from __future__ import annotations
@@ -53,14 +57,15 @@ import numpy as np
 _U = float(np.finfo(np.float64).eps) / 2           # unit roundoff
 _GAMMA2 = 2 * _U / (1 - 2 * _U)
 
-#: Distinct boundary sets (utilities whose tie tolerance, scaled by ``1 / |D|``, separates a
-#: different number of gaps) computed at most; each costs a pass over the ``n`` samples.
-#: Utilities of other sets go to the general engine.
-MAX_BOUNDARY_SETS = 8
+#: Gaps checked on the computed predicted utilities at most, per utility (more: the engine).
+MAX_CHECKED = 4096
 
-#: Boundaries near a running sum's extreme evaluated per utility at most (more: the general
-#: engine; it takes ties in the running sum of many boundaries, rare with continuous data).
+#: Boundaries near a running sum's extreme evaluated per utility at most (more: the engine;
+#: it takes many boundaries with equal running sums, rare with continuous data).
 MAX_CANDIDATES = 64
+
+#: Positions per run of :attr:`TwoColumns.run_max`.
+_RUN = 256
 
 
 class TwoColumns:
@@ -69,7 +74,7 @@ class TwoColumns:
     Parameters
     ----------
     x, z : ndarray, shape (n,)
-        The two columns in input order (``x`` sorted by ``hint``).
+        The two columns in input order.
     share : ndarray, shape (n,)
         The label's share ``i`` of the ``x`` column (module docstring).
     hint : ndarray of int, shape (n,)
@@ -103,74 +108,77 @@ class TwoColumns:
         bp = s - xs
         err = (xs - (s - bp)) + (zs - bp)
         self.delta = float((np.abs(s - 1.0) + np.abs(err)).max(initial=0.0)) * (1 + 4 * _U)
-        E = self.X + self.Z
-        self.Emax = float(np.abs(E).max()) * (1 + 4 * _U)       # bounds |X_j + Z_j| exactly
+        self.Emax = float(np.abs(self.X + self.Z).max()) * (1 + 4 * _U)   # >= |X_j + Z_j|
         self.Bmax = float(max(np.abs(self.X).max(), np.abs(self.Z).max()))
-        self.gaps = np.diff(xs)                                 # >= 0: xs ascending
-        self.sorted_gaps = np.sort(self.gaps)
+        # G[j]: the gap before position j (between rows j - 1 and j); the ends always count
+        self.G = np.full(n + 1, np.inf)
+        self.G[1:n] = np.diff(xs)
+        same = (xs[1:] == xs[:-1]) & (zs[1:] == zs[:-1])      # identical rows: equal values
+        checkable = np.flatnonzero(~same) + 1
+        order = np.argsort(self.G[checkable], kind="stable")
+        self.check_pos = checkable[order]                      # positions by their gap
+        self.check_gap = self.G[self.check_pos]
+        # the positions that can be boundaries (a gap of 0 never is: its rows' values differ
+        # by at most eta < tie_tol) by X, ascending, and the running maximum of their gaps
+        # from either end (the first sure boundary from the top or the bottom is one binary
+        # search)
+        # the largest gap of each run of _RUN positions: with them, the nearest gap above a
+        # threshold is found in O(_RUN + distance / _RUN) (see _sure)
+        pad = np.full(-(-(n + 1) // _RUN) * _RUN, -np.inf)
+        pad[:n + 1] = self.G
+        self.run_max = pad.reshape(-1, _RUN).max(axis=1)
+        can = np.flatnonzero(self.G > 0)
+        self.asc = can[np.argsort(self.X[can], kind="stable")]
+        self.Xasc = self.X[self.asc]
+        self.Gasc = self.G[self.asc]
+        self.reach_up = np.maximum.accumulate(self.Gasc)
+        self.reach_down = np.maximum.accumulate(self.Gasc[::-1])
 
     def scan(self, wx, wz, tie_tol: float) -> "TwoColumnResult":
-        """The estimate of each utility ``(wx[m], wz[m])`` that the certificate admits."""
+        """The estimate of each utility ``(wx[m], wz[m])`` that the proof admits."""
         M, n = wx.size, self.n
         D = wx - wz
         absD = np.abs(D)
         wmax = np.maximum(np.abs(wx), np.abs(wz))
-        eta = 2 * _GAMMA2 * wmax * (1 + self.delta) * (1 + 2 * _U) \
-            + 2 * np.abs(wz) * self.delta * (1 + 2 * _U)
-        ok = (absD > 0) & (eta < tie_tol)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            boundary = (tie_tol + eta) / (absD * (1 - _U)) * (1 + 4 * _U)
-            block = (tie_tol - eta) / (absD * (1 + _U)) * (1 - 4 * _U)
+        eta = (2 * _GAMMA2 * wmax * (1 + self.delta) + 2 * np.abs(wz) * self.delta) \
+            * (1 + 2 * _U)
         res = TwoColumnResult(M)
-        if n < 2:
-            sets = np.zeros(M, dtype=np.int64)
-        else:
-            sets = np.searchsorted(self.sorted_gaps, np.where(ok, boundary, 0.0), "right")
-        kinds, counts = np.unique(sets[ok], return_counts=True)
-        for r in kinds[np.argsort(-counts, kind="stable")][:MAX_BOUNDARY_SETS]:
-            members = np.flatnonzero(ok & (sets == r))
-            self._scan_set(int(r), members, wx, wz, D, block, res)
-        return res
-
-    def _scan_set(self, r, members, wx, wz, D, block, res):
-        """The utilities ``members``, whose boundaries are the gaps above the ``r`` smallest."""
-        n, xs = self.n, self.xs
-        if r == 0:
-            J = np.arange(n + 1)
-            span = 0.0
-        else:
-            inner = np.flatnonzero(self.gaps > self.sorted_gaps[r - 1]) + 1
-            J = np.concatenate([[0], inner, [n]])
-            span = float((xs[J[1:] - 1] - xs[J[:-1]]).max())
-        members = members[span <= block[members]]
-        if members.size == 0:
-            return
-        XJ, ZJ = self.X[J], self.Z[J]
-        order = np.argsort(XJ, kind="stable")
-        sortedX = XJ[order]
-        w_x, w_z, d = wx[members], wz[members], D[members]
-        # S_j = w_x X_j + w_z Z_j as computed lies within rho of D X_j: only j with D X_j
-        # within 2 rho of its extreme can hold S's extreme
-        rho = np.abs(w_z) * self.Emax + 3 * _U * (np.abs(w_x) + np.abs(w_z)) * self.Bmax
-        window = 2 * rho / np.abs(d) * (1 + 8 * _U) + 4 * _U * np.abs(sortedX).max()
-        top = np.searchsorted(sortedX, sortedX[-1] - window, "left")      # X's high end
-        bottom = np.searchsorted(sortedX, sortedX[0] + window, "right")   # X's low end
-        n_high, n_low = sortedX.size - top, bottom
-        fits = (n_high <= MAX_CANDIDATES) & (n_low <= MAX_CANDIDATES)
-        if not fits.any():
-            return
-        keep = np.flatnonzero(fits)
-        members, w_x, w_z, d = members[keep], w_x[keep], w_z[keep], d[keep]
-        top, n_high, n_low = top[keep], n_high[keep], n_low[keep]
-        up = d > 0
-        # candidates for S's maximum: X's high end if D > 0, else its low end; the minimum
-        # the other way round
-        jmax = self._extreme(order, XJ, ZJ, J, w_x, w_z, np.where(up, top, 0),
-                             np.where(up, n_high, n_low), up, largest=True)
-        jmin = self._extreme(order, XJ, ZJ, J, w_x, w_z, np.where(up, 0, top),
-                             np.where(up, n_low, n_high), up, largest=False)
-        smax = w_x * self.X[jmax] + w_z * self.Z[jmax]
-        smin = w_x * self.X[jmin] + w_z * self.Z[jmin]
+        ok = (absD > 0) & (eta < tie_tol)
+        idx = np.flatnonzero(ok)
+        if idx.size == 0:
+            return res
+        wx, wz, D, absD, eta = wx[idx], wz[idx], D[idx], absD[idx], eta[idx]
+        sure = (tie_tol + eta) / (absD * (1 - _U)) * (1 + 4 * _U)     # gap above: a boundary
+        tied = (tie_tol - eta) / (absD * (1 + _U)) * (1 - 4 * _U)     # gap at most: no boundary
+        order_sure = eta / (absD * (1 - _U)) * (1 + 4 * _U)           # gap above: in order
+        gaps = self.check_gap
+        c_order = np.searchsorted(gaps, order_sure, "right")
+        c_tied = np.searchsorted(gaps, tied, "right")
+        c_sure = np.searchsorted(gaps, sure, "right")
+        checks = c_order + np.maximum(c_sure - np.maximum(c_tied, c_order), 0)
+        up = D > 0
+        rho = np.abs(wz) * self.Emax + 3 * _U * (np.abs(wx) + np.abs(wz)) * self.Bmax
+        window = 2 * rho / absD * (1 + 8 * _U) + 4 * _U * np.abs(self.Xasc).max()
+        top, top_ok = self._extreme_sure(sure, window, wx, wz, up, from_top=True)
+        bottom, bottom_ok = self._extreme_sure(sure, window, wx, wz, up, from_top=False)
+        jmax = np.where(up, top, bottom)
+        jmin = np.where(up, bottom, top)
+        good = top_ok & bottom_ok & (checks <= MAX_CHECKED)
+        for r in np.flatnonzero(good & (checks > 0)).tolist():
+            pos = np.concatenate([self.check_pos[:c_order[r]],
+                                  self.check_pos[max(c_tied[r], c_order[r]):c_sure[r]]])
+            found = self._checked(pos, wx[r], wz[r], bool(up[r]), tied[r], sure[r], tie_tol)
+            if found is None:
+                good[r] = False
+                continue
+            for j in found.tolist():                   # boundaries at the tolerance
+                jmax[r] = self._better(wx[r], wz[r], j, jmax[r], bool(up[r]), largest=True)
+                jmin[r] = self._better(wx[r], wz[r], j, jmin[r], bool(up[r]), largest=False)
+        keep = np.flatnonzero(good)
+        members = idx[keep]
+        wx, wz, up, jmax, jmin = wx[keep], wz[keep], up[keep], jmax[keep], jmin[keep]
+        smax = wx * self.X[jmax] + wz * self.Z[jmax]
+        smin = wx * self.X[jmin] + wz * self.Z[jmin]
         values = smax - smin
         empty = values <= 0
         lo = np.where(empty, 0, np.minimum(jmax, jmin))
@@ -179,8 +187,8 @@ class TwoColumns:
         last = np.maximum(hi - 1, 0)
         at_lo = np.where(up, first, last)               # ...and in the order of v
         at_hi = np.where(up, last, first)
-        lower = w_x * xs[at_lo] + w_z * self.zs[at_lo]
-        upper = w_x * xs[at_hi] + w_z * self.zs[at_hi]
+        lower = wx * self.xs[at_lo] + wz * self.zs[at_lo]
+        upper = wx * self.xs[at_hi] + wz * self.zs[at_hi]
         res.ok[members] = True
         res.values[members] = np.maximum(values, 0.0)
         res.lower[members] = np.where(empty, np.nan, lower)
@@ -188,29 +196,118 @@ class TwoColumns:
         res.sign[members] = np.where(empty, 0, np.where(jmax > jmin, 1, -1))
         res.lo[members] = lo
         res.hi[members] = hi
+        return res
 
-    @staticmethod
-    def _extreme(order, XJ, ZJ, J, w_x, w_z, start, count, up, largest):
-        """Per utility, the sample position ``J[t]`` of the extreme of ``S`` among the
-        candidates ``order[start:start + count]``.  Equal extremes: the first in the order of
-        the predicted utility (the smallest position if ``D > 0``, else the largest), as
-        ``argmax`` takes it in the general engine."""
-        width = int(count.max())
-        cols = np.arange(width)
-        valid = cols[None, :] < count[:, None]
-        t = order[np.minimum(start[:, None] + cols[None, :], order.size - 1)]
-        S = w_x[:, None] * XJ[t] + w_z[:, None] * ZJ[t]
-        if largest:
-            S = np.where(valid, S, -np.inf)
-            best = S.max(axis=1)
+    def _extreme_sure(self, sure, window, wx, wz, up, from_top: bool):
+        """Per utility, the position of ``S``'s extreme among its sure boundaries (gap above
+        ``sure``) at ``X``'s top (``from_top``) or bottom: the largest ``S`` where that end
+        holds the maximum (``D > 0`` at the top, ``D < 0`` at the bottom), else the smallest;
+        and whether the window held at most :data:`MAX_CANDIDATES` positions."""
+        N = self.Xasc.size
+        if from_top:            # walk the positions from the largest X down
+            first = np.searchsorted(self.reach_down, sure, "right")          # >= 1 sure
+            X_first = self.Xasc[N - 1 - first]
+            width = N - np.searchsorted(self.Xasc, X_first - window, "left") - first
+            steps = np.arange(int(min(width.max(), MAX_CANDIDATES)))
+            at = N - 1 - np.minimum(first[:, None] + steps[None, :], N - 1)
         else:
-            S = np.where(valid, S, np.inf)
-            best = S.min(axis=1)
-        pos = J[t]
-        chosen = np.where(up, np.where(valid & (S == best[:, None]), pos, np.iinfo(np.int64).max)
-                          .min(axis=1),
-                          np.where(valid & (S == best[:, None]), pos, -1).max(axis=1))
-        return chosen
+            first = np.searchsorted(self.reach_up, sure, "right")
+            X_first = self.Xasc[first]
+            width = np.searchsorted(self.Xasc, X_first + window, "right") - first
+            steps = np.arange(int(min(width.max(), MAX_CANDIDATES)))
+            at = np.minimum(first[:, None] + steps[None, :], N - 1)
+        valid = (steps[None, :] < width[:, None]) & (self.Gasc[at] > sure[:, None])
+        pos = self.asc[at]
+        S = wx[:, None] * self.X[pos] + wz[:, None] * self.Z[pos]
+        largest = up == from_top
+        S = np.where(valid, S, np.where(largest, -np.inf, np.inf)[:, None])
+        best = np.where(largest, S.max(axis=1), S.min(axis=1))
+        hit = valid & (S == best[:, None])
+        # equal extremes: the first in the order of v, as the engine's argmax / argmin
+        chosen = np.where(up, np.where(hit, pos, np.iinfo(np.int64).max).min(axis=1),
+                          np.where(hit, pos, -1).max(axis=1))
+        return chosen, width <= MAX_CANDIDATES
+
+    def _checked(self, pos, wx, wz, up: bool, tied: float, sure: float, tie_tol: float):
+        """The positions ``pos`` (sorted by gap) checked on the computed predicted utilities
+        (the engine's arithmetic): the positions at the tolerance whose step in the direction
+        of ``D`` exceeds ``tie_tol`` (the extra boundaries), or ``None`` where that cannot be
+        decided this way.
+
+        A step against the direction of ``D`` (the rows' defects outweigh a gap below
+        ``eta / |D|``) is at most ``eta < tie_tol`` long.  The engine, whose order check then
+        fails, sorts the utility; its groups are the same sets: the blocks between sure
+        boundaries do not interleave, and a block whose steps are all within ``tie_tol`` is
+        one group in any order.  A block that holds both such a step and an extra boundary
+        is sorted here as the engine sorts it (:meth:`_block_splits`)."""
+        below = wx * self.xs[pos - 1] + wz * self.zs[pos - 1]
+        above = wx * self.xs[pos] + wz * self.zs[pos]
+        step = above - below if up else below - above
+        extra = step > tie_tol
+        if np.any(extra & (self.G[pos] <= tied)):      # the bound says no: do not answer
+            return None
+        found = np.sort(pos[extra])
+        back = np.sort(pos[step < 0])
+        if not (found.size and back.size):
+            return found
+        blocks = {}
+        for r in back.tolist():
+            first = self._sure(r - 1, sure, -1)
+            if first in blocks:
+                continue
+            last = self._sure(r + 1, sure, +1)
+            if last - first > MAX_CHECKED:
+                return None
+            lo, hi = np.searchsorted(found, [first + 1, last]).tolist()
+            if lo < hi:                                 # an extra boundary in the block
+                blocks[first] = (last, lo, hi)
+        parts, at = [], 0
+        for first in sorted(blocks):
+            last, lo, hi = blocks[first]
+            splits = self._block_splits(first, last, wx, wz, up, tie_tol)
+            if splits is None:
+                return None
+            parts += [found[at:lo], splits]
+            at = hi
+        parts.append(found[at:])
+        return np.concatenate(parts)
+
+    def _sure(self, p: int, sure: float, direction: int) -> int:
+        """The first position from ``p`` on in ``direction`` whose gap exceeds ``sure`` (the
+        ends' gaps are infinite), skipping whole runs of :attr:`run_max`."""
+        G, n = self.G, self.n
+        while True:
+            if G[p] > sure:
+                return p
+            run = p // _RUN
+            if self.run_max[run] <= sure:               # nothing in this run: jump over it
+                p = run * _RUN - 1 if direction < 0 else (run + 1) * _RUN
+            else:
+                p += direction
+            p = min(max(p, 0), n)
+
+    def _block_splits(self, first, last, wx, wz, up, tie_tol):
+        """The tie-group boundaries of the rows ``first .. last - 1`` as the engine finds them
+        (their computed values sorted, split where a step exceeds ``tie_tol``), as positions,
+        or ``None`` where a group is not a run of the order of ``x``."""
+        V = wx * self.xs[first:last] + wz * self.zs[first:last]
+        if not up:
+            V = -V                                      # exact: ascending = the order of x
+        order = np.argsort(V, kind="stable")
+        cut = np.flatnonzero(np.diff(V[order]) > tie_tol) + 1
+        # a cut after k sorted values is a run of the order of x iff they are its first k rows
+        if np.any(np.maximum.accumulate(order)[cut - 1] != cut - 1):
+            return None
+        return first + cut
+
+    def _better(self, wx, wz, j, k, up: bool, largest: bool) -> int:
+        """``j`` or ``k``, whichever holds the larger (``largest``) or smaller ``S``; equal:
+        the first in the order of v (the smaller position if ``D > 0``)."""
+        sj = wx * self.X[j] + wz * self.Z[j]
+        sk = wx * self.X[k] + wz * self.Z[k]
+        if sj != sk:
+            return j if (sj > sk) == largest else k
+        return min(j, k) if up else max(j, k)
 
 
 class TwoColumnResult:

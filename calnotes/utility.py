@@ -40,7 +40,9 @@ utilities computed by a matrix product carry rounding that differs between ident
 prediction rows (the BLAS kernel depends on the row's position), so
 :func:`utility_calibration` treats values within ``4 C eps`` of each other as equal: at most
 twice the rounding bound ``C eps`` of a length-``C`` dot product with ``|a_j| <= 1``,
-``sum p = 1``, and far below the spacing of distinct utilities of any real data set.
+``sum p = 1``, and far below the spacing of distinct utilities of most data sets (not of
+all: a confident model's probabilities a few ulp from 0 or 1 are that close, and there the
+computed values decide which of them are one value).
 
 The estimator of Lemma 3.4 (:func:`uc_from_values`) is one sort per utility and the
 max-minus-min of the prefix sums at tie-group boundaries: ``O(n log n)``, vectorised over an
@@ -61,15 +63,15 @@ the sort.  The numbers are those of the plain computation (``_values``, then ``_
 for bit, except where the predicted utilities tie exactly (the order inside a tie group, hence
 the rounding of the group's sum, then follows the input order) and where a threaded BLAS used
 to round the products differently; tests/test_utility_fast.py checks the engine against loops
-over the definition.  With two classes, most linear and rank utilities need no pass of their
-own at all: :mod:`calnotes._uc_two` reads every one from two running sums shared by all, where
-a certificate proves that its tie groups are this engine's (values: the two summations'
-rounding apart, at most ``(2 n + 2) eps`` each from the exact sums; tests/test_uc_two.py).
-It leaves to this engine the utilities whose tie decision it cannot prove: a gap between two
-probabilities within about ``tie_tol / |w_x - w_z|`` of the tolerance (confident models with
-probabilities a few ulp from 0 or 1: at 10^6 samples of the benchmark grid's problem, every
-sampled utility), or rows whose sums are off one by more than about ``1e-16`` (float32
-models), weighted by ``w_z``.  The book's Part IV uses this module (chapters *Utility calibration*,
+over the definition.  With two classes, the predicted utilities are computed elementwise
+(``fl(fl(w_1 p_1) + fl(w_0 p_0))``, the same number whatever the sample's place or the chunk),
+and linear and rank utilities need no pass of their own: :mod:`calnotes._uc_two` reads each
+from two running sums shared by all, where it proves that its tie groups are this engine's
+(values: the two summations' rounding apart, each within ``(2 n + 2) eps`` of the exact sums;
+tests/test_uc_two.py).  It decides ties at the tolerance on the same elementwise values, so it
+answers every utility of rows that sum to one within about ``1e-16``; rows further off (e.g.
+float32 models cast to float64, ``3e-8``), weighted by ``w_0``, are left to this engine.  The
+book's Part IV uses this module (chapters *Utility calibration*,
 *Bounds and guarantees*, *Patching* and *Which recalibrator, for which utility*).
 """
 
@@ -1066,12 +1068,28 @@ class _Calibration:
     def _ks(self, f, idx):
         return (self.fams[f].params[idx] == 1.0).sum(axis=1)
 
-    def _buffer(self, m: int) -> np.ndarray:
-        """This thread's ``(m, n)`` work array (kept between tasks)."""
-        buf = getattr(self.local, "buf", None)
+    def _buffer(self, m: int, name: str = "buf") -> np.ndarray:
+        """This thread's ``(m, n)`` work array ``name`` (kept between tasks)."""
+        buf = getattr(self.local, name, None)
         if buf is None or buf.shape[0] < m:
-            buf = self.local.buf = np.empty((m, self.n))
+            buf = np.empty((m, self.n))
+            setattr(self.local, name, buf)
         return buf[:m]
+
+    def _product(self, prm: np.ndarray, Q: np.ndarray) -> np.ndarray:
+        """Predicted utilities ``prm @ Q.T``, shape ``(len(prm), n)``, in this thread's buffer.
+
+        Two classes: elementwise, ``fl(fl(w_1 q_1) + fl(w_0 q_0))`` (each operation rounded
+        once; the sum does not depend on the order of its terms), so a sample's value does
+        not depend on its place in a matrix product's kernel or on the chunk: the same
+        number :mod:`calnotes._uc_two` computes where it decides a tie at the tolerance.
+        More classes: the matrix product."""
+        out = self._buffer(len(prm))
+        if self.C != 2:
+            return np.matmul(prm, Q.T, out=out)
+        np.multiply(prm[:, 1:2], Q[:, 1], out=out)
+        out += np.multiply(prm[:, 0:1], Q[:, 0], out=self._buffer(len(prm), "other"))
+        return out
 
     # ------------------------------------------------------------------ tasks
     def run(self, task):
@@ -1087,11 +1105,11 @@ class _Calibration:
             if kind == "topk":
                 V, rows = self.CT, self._ks(f, idx) - 1
             else:
-                V = np.matmul(prm, self.Ps.T, out=self._buffer(len(idx)))
+                V = self._product(prm, self.Ps)
             cum = np.concatenate([np.zeros((len(part), 1)), np.cumsum(prm, axis=1)], axis=1)
             table, codes = _tie_mean(cum, self.group_lo, self.group_hi), self.group
         elif part.kind == "linear":
-            V = np.matmul(prm, self.P.T, out=self._buffer(len(idx)))
+            V = self._product(prm, self.P)
             table, codes = prm, self.y
         else:
             V, U = part._values(self.y, self.P)

@@ -14,9 +14,12 @@ are the blocks it uses; the others go to the general engine.  Checked here:
   between an engine and the exact sums (the fast path's two running sums of terms of at most
   ``1 / n`` each add ``(n - 1) eps / 2`` of rounding, weighted by ``|w| <= 1``: within the same
   bound), so two engines are within twice that;
-- negative controls: the same comparisons reject a fast path that ignores ties between
-  nearly equal probabilities, and the certificate refuses a utility whose tie decision sits
-  at the tolerance.
+- ties at the tolerance (``|D| g`` within ``eta`` of ``4 C eps``) decided as the engine
+  decides them, on its elementwise predicted utilities, and rows whose defects put them out
+  of the order of ``p_1`` grouped as the engine's sort groups them;
+- negative controls, false neighbours of the fast path that the same checks reject: every
+  near tie split, no tie at the tolerance checked, rows out of order split in the order of
+  ``p_1``.
 """
 
 import numpy as np
@@ -128,14 +131,14 @@ def test_answers_the_common_inputs():
         assert all(ok.all() for ok in answered(y, P, fams))
 
 
-@pytest.mark.parametrize("n, scale, decimals, least", [
-    (4000, 2.0, None, 400), (4000, 2.0, 2, 400),
-    (20000, 8.0, None, 200),          # ulp gaps near 0 and 1: some utilities go to the engine
-    (4000, 12.0, None, 0)])           # saturated (p = 1 exactly): none answered
-def test_fast_path_matches_the_general_engine(n, scale, decimals, least, monkeypatch):
+@pytest.mark.parametrize("n, scale, decimals", [
+    (4000, 2.0, None), (4000, 2.0, 2),
+    (20000, 8.0, None),               # gaps of a few ulp near 0 and 1, ties at the tolerance
+    (4000, 12.0, None)])              # saturated: p = 0 and 1 exactly
+def test_fast_path_matches_the_general_engine(n, scale, decimals, monkeypatch):
     """Values within twice the bound of either engine; the worst interval the same (its mass
-    and sign; its ends to the tie tolerance).  ``least``: utilities (of 400) the fast path
-    answered at least (measured: 400, 400, 292 and 0)."""
+    and sign; its ends within the tie tolerance); every utility answered (rows sum to one
+    within an ulp)."""
     rng = np.random.default_rng(n + int(scale))
     p = 1 / (1 + np.exp(-scale * rng.standard_normal(n)))
     if decimals is not None:
@@ -149,48 +152,92 @@ def test_fast_path_matches_the_general_engine(n, scale, decimals, least, monkeyp
         took += int(ok.sum())
         np.testing.assert_allclose(a.values, b.values, rtol=0, atol=2 * tol(n, 2))
         assert np.array_equal(a.mass, b.mass) and np.array_equal(a.sign, b.sign)
+        # the ends: one of the end groups' predicted utilities (the engine, where rows out of
+        # the order of p_1 make it sort, may start a group at another of its rows)
         tt = ut.utility_tie_tolerance(2)
-        np.testing.assert_allclose(a.lower, b.lower, rtol=0, atol=2 * tt)
-        np.testing.assert_allclose(a.upper, b.upper, rtol=0, atol=2 * tt)
-    assert took >= least
+        np.testing.assert_allclose(a.lower, b.lower, rtol=0, atol=tt)
+        np.testing.assert_allclose(a.upper, b.upper, rtol=0, atol=tt)
+    assert took == 400
 
 
-def test_ignoring_near_ties_is_caught(monkeypatch):
-    """Negative control: a fast path that takes every distinct p_1 as a boundary (no tie
-    tolerance) splits the block of two values 1 ulp apart (labels 1 below, 0 above: with the
-    split, the worst interval holds 14 |D| / 60 instead of 8 |D| / 60), and the definition
-    check above rejects its values."""
+def at_the_tolerance(ulps):
+    """20 rows at 0.3 labelled 1 and 20 rows ``ulps`` ulp above labelled 0, then 20 at 0.5
+    (10 of each).  Under ``a = (0, 1/2)`` the predicted utility is ``p_1 / 2`` exactly (``a =
+    (0, 1)`` would be a class-wise utility, computed elsewhere), so the two values are one tie
+    group iff ``ulps / 2`` ulp of 0.3 are at most ``tie_tol = 32`` ulp of 0.3.  Split, the worst
+    interval holds 7 / 60 (20 residuals of 0.35); joined, 4 / 60."""
+    hi = 0.3 + ulps * np.spacing(0.3)
+    p = np.r_[np.full(20, 0.3), np.full(20, hi), np.full(20, 0.5)]
+    return binary(p, np.r_[np.ones(20), np.zeros(20), np.ones(10), np.zeros(10)])
+
+
+def reversed_block():
+    """Rows whose defects put them out of order: ``(x, z)`` = ``(0.25, 0.75)`` and one ulp
+    above with ``z`` four ulp lower (its predicted utility under ``(w_z, w_x) = (1/2, 1)`` is
+    the smaller), then ``x`` 60 ulp above with ``z = 1 - x``: 20 rows each of the first two
+    (label 1), 20 of the third (label 0), 20 at 0.5.  In the order of ``x`` the third row's
+    step from the second exceeds ``tie_tol``; sorted, its step from the first does not (the
+    engine: one group, 12.5 / 80; split in the order of ``x``: 15 / 80)."""
+    s = np.spacing
+    x = np.r_[np.full(20, 0.25), np.full(20, np.nextafter(0.25, 1)),
+              np.full(20, 0.25 + 60 * s(0.25)), np.full(20, 0.5)]
+    z = np.r_[np.full(20, 0.75), np.full(20, 0.75 - 4 * s(0.75)), 1 - x[40:]]
+    y = np.r_[np.ones(40), np.zeros(20), np.ones(10), np.zeros(10)].astype(np.int64)
+    return y, np.column_stack([z, x])
+
+
+def test_ties_at_the_tolerance_are_the_engines(monkeypatch):
+    """At the tolerance the fast path decides on the computed predicted utilities, as the
+    engine does: values 62 and 64 ulp apart one group, 66 ulp two (4 / 60 and 7 / 60); and
+    the rows out of order are sorted as the engine sorts them."""
+    fam = [linear([[0.0, 0.5]])]
+    for ulps, expect in ((62, 4 / 60), (64, 4 / 60), (66, 7 / 60)):
+        y, P = at_the_tolerance(ulps)
+        assert answered(y, P, fam)[0].all()
+        got = ut._uc_families(y, P, fam, chunk=2, workers=1)[0].values[0]
+        assert abs(got - expect) <= tol(60, 2), ulps
+        assert abs(got - general(y, P, fam, monkeypatch)[0].values[0]) <= 2 * tol(60, 2)
+    y, P = reversed_block()
+    fam = [linear([[0.5, 1.0]])]
+    assert answered(y, P, fam)[0].all()
+    got = ut._uc_families(y, P, fam, chunk=2, workers=1)[0]
+    ref = general(y, P, fam, monkeypatch)[0]
+    assert abs(got.values[0] - ref.values[0]) <= 2 * tol(80, 2)
+    assert got.mass[0] == ref.mass[0]
+
+
+def test_controls_are_caught(monkeypatch):
+    """Negative controls, each a false neighbour of the fast path run through the checks
+    above, each rejected:
+
+    - every checked gap a boundary (no tie tolerance): splits the block 1 ulp apart;
+    - no gap at the tolerance checked (only sure boundaries): joins the rows 66 ulp apart;
+    - the rows out of order split in the order of ``x``: splits the reversed block."""
     name, y, P = next(c for c in CASES if c[0] == "ulp block")
     fams = [sample_linear(2, 12, rng=3)]
     ref = reference_uc(fams[0], y, P)
     with monkeypatch.context() as m:
-        real = _uc_two.TwoColumns.__init__
-
-        def every_gap_a_boundary(self, *args):
-            real(self, *args)
-            self.sorted_gaps = np.full(self.gaps.size, np.inf)     # no gap is ever a tie
-
-        m.setattr(_uc_two.TwoColumns, "__init__", every_gap_a_boundary)
-        assert answered(y, P, fams)[0].all()
+        m.setattr(_uc_two.TwoColumns, "_checked",
+                  lambda self, pos, *args: np.sort(pos[self.G[pos] > 0]))
         res = ut._uc_families(y, P, fams, chunk=16, workers=1)[0]
     assert np.abs(res.values - ref).max() > 1000 * tol(y.size, 2)
-    assert np.abs(ut._uc_families(y, P, fams, chunk=16, workers=1)[0].values - ref).max() \
-        <= tol(y.size, 2)
 
+    y, P = at_the_tolerance(66)
+    fam = [linear([[0.0, 0.5]])]
+    with monkeypatch.context() as m:
+        m.setattr(_uc_two.TwoColumns, "_checked", lambda self, pos, *args: pos[:0])
+        wrong = ut._uc_families(y, P, fam, chunk=2, workers=1)[0].values[0]
+    assert abs(wrong - 7 / 60) > 1000 * tol(60, 2)
 
-def test_certificate_refuses_a_tie_at_the_tolerance():
-    """Two probabilities ``tie_tol`` apart under ``a = (0, 1)``: whether the product's rounding
-    joins them is not decided by the certificate, so the utility goes to the general engine;
-    ten times further apart, or 0 apart, it is answered."""
-    tt = ut.utility_tie_tolerance(2)
-    for step, expect in ((tt, False), (10 * tt, True), (0.0, True)):
-        p = 0.25 + np.array([0.0, step, 0.5])
-        y, P = binary(p, [1, 0, 1])
-        two = _uc_two.TwoColumns(P[:, 1], P[:, 0], (y == 1) * 1.0,
-                                 np.argsort(P[:, 1], kind="stable"))
-        assert bool(two.scan(np.array([1.0]), np.array([0.0]), tt).ok[0]) is expect, step
-        if expect:
-            V, U = linear([[0.0, 1.0]]).values(y, P)
-            ref = sup_over_intervals(V[0], U[0], tt)
-            got = ut._uc_families(y, P, [linear([[0.0, 1.0]])], chunk=2, workers=1)[0]
-            assert abs(got.values[0] - ref) <= tol(3, 2)
+    y, P = reversed_block()
+    fam = [linear([[0.5, 1.0]])]
+
+    def in_the_order_of_x(self, first, last, wx, wz, up, tie_tol):
+        V = wx * self.xs[first:last] + wz * self.zs[first:last]
+        return first + np.flatnonzero(np.diff(V if up else -V) > tie_tol) + 1
+
+    with monkeypatch.context() as m:
+        m.setattr(_uc_two.TwoColumns, "_block_splits", in_the_order_of_x)
+        wrong = ut._uc_families(y, P, fam, chunk=2, workers=1)[0].values[0]
+    right = general(y, P, fam, monkeypatch)[0].values[0]
+    assert abs(wrong - right) > 1000 * tol(80, 2)
