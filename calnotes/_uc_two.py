@@ -64,6 +64,9 @@ MAX_CHECKED = 4096
 #: it takes many boundaries with equal running sums, rare with continuous data).
 MAX_CANDIDATES = 64
 
+#: Positions kept at each end of the order of ``X`` (where the extremes are searched).
+_END = 8192
+
 #: Positions per run of :attr:`TwoColumns.run_max`.
 _RUN = 256
 
@@ -114,25 +117,36 @@ class TwoColumns:
         self.G = np.full(n + 1, np.inf)
         self.G[1:n] = np.diff(xs)
         same = (xs[1:] == xs[:-1]) & (zs[1:] == zs[:-1])      # identical rows: equal values
-        checkable = np.flatnonzero(~same) + 1
-        order = np.argsort(self.G[checkable], kind="stable")
-        self.check_pos = checkable[order]                      # positions by their gap
-        self.check_gap = self.G[self.check_pos]
-        # the positions that can be boundaries (a gap of 0 never is: its rows' values differ
-        # by at most eta < tie_tol) by X, ascending, and the running maximum of their gaps
-        # from either end (the first sure boundary from the top or the bottom is one binary
-        # search)
+        self.checkable = np.flatnonzero(~same) + 1
         # the largest gap of each run of _RUN positions: with them, the nearest gap above a
         # threshold is found in O(_RUN + distance / _RUN) (see _sure)
         pad = np.full(-(-(n + 1) // _RUN) * _RUN, -np.inf)
         pad[:n + 1] = self.G
         self.run_max = pad.reshape(-1, _RUN).max(axis=1)
+        # the positions that can be boundaries (a gap of 0 never is: its rows' values differ
+        # by at most eta < tie_tol) with the largest and the smallest X, each end in order
+        # from the extreme, and the running maximum of their gaps (the first sure boundary
+        # from either end is one binary search)
         can = np.flatnonzero(self.G > 0)
-        self.asc = can[np.argsort(self.X[can], kind="stable")]
-        self.Xasc = self.X[self.asc]
-        self.Gasc = self.G[self.asc]
-        self.reach_up = np.maximum.accumulate(self.Gasc)
-        self.reach_down = np.maximum.accumulate(self.Gasc[::-1])
+        self.ends = [self._end(can, top) for top in (True, False)]
+        self.Xscale = float(np.abs(self.X).max())
+
+    def _end(self, can, top: bool):
+        """``(positions, X, gaps, running maximum of the gaps, X beyond)``: the ``_END``
+        positions of ``can`` with the largest (``top``) or smallest ``X``, from the extreme
+        inwards; every position of ``can`` left out has ``X`` at or beyond ``X beyond``."""
+        key = -self.X[can] if top else self.X[can]
+        if can.size > _END:
+            part = np.argpartition(key, _END - 1)[:_END]
+            beyond = float(np.max(key[part]))
+            can = can[part]
+            key = key[part]
+        else:
+            beyond = np.inf
+        order = np.argsort(key, kind="stable")
+        pos = can[order]
+        gaps = self.G[pos]
+        return pos, self.X[pos], gaps, np.maximum.accumulate(gaps), beyond
 
     def scan(self, wx, wz, tie_tol: float) -> "TwoColumnResult":
         """The estimate of each utility ``(wx[m], wz[m])`` that the proof admits."""
@@ -151,29 +165,37 @@ class TwoColumns:
         sure = (tie_tol + eta) / (absD * (1 - _U)) * (1 + 4 * _U)     # gap above: a boundary
         tied = (tie_tol - eta) / (absD * (1 + _U)) * (1 - 4 * _U)     # gap at most: no boundary
         order_sure = eta / (absD * (1 - _U)) * (1 + 4 * _U)           # gap above: in order
-        gaps = self.check_gap
+        # the gaps that need a check (below ``sure``, rows not identical), sorted
+        small = self.checkable[self.G[self.checkable] <= sure.max()]
+        check_pos = small[np.argsort(self.G[small], kind="stable")]
+        gaps = self.G[check_pos]
         c_order = np.searchsorted(gaps, order_sure, "right")
         c_tied = np.searchsorted(gaps, tied, "right")
         c_sure = np.searchsorted(gaps, sure, "right")
         checks = c_order + np.maximum(c_sure - np.maximum(c_tied, c_order), 0)
         up = D > 0
         rho = np.abs(wz) * self.Emax + 3 * _U * (np.abs(wx) + np.abs(wz)) * self.Bmax
-        window = 2 * rho / absD * (1 + 8 * _U) + 4 * _U * np.abs(self.Xasc).max()
+        window = 2 * rho / absD * (1 + 8 * _U) + 4 * _U * self.Xscale
         top, top_ok = self._extreme_sure(sure, window, wx, wz, up, from_top=True)
         bottom, bottom_ok = self._extreme_sure(sure, window, wx, wz, up, from_top=False)
         jmax = np.where(up, top, bottom)
         jmin = np.where(up, bottom, top)
         good = top_ok & bottom_ok & (checks <= MAX_CHECKED)
         for r in np.flatnonzero(good & (checks > 0)).tolist():
-            pos = np.concatenate([self.check_pos[:c_order[r]],
-                                  self.check_pos[max(c_tied[r], c_order[r]):c_sure[r]]])
+            pos = np.concatenate([check_pos[:c_order[r]],
+                                  check_pos[max(c_tied[r], c_order[r]):c_sure[r]]])
             found = self._checked(pos, wx[r], wz[r], bool(up[r]), tied[r], sure[r], tie_tol)
             if found is None:
                 good[r] = False
-                continue
-            for j in found.tolist():                   # boundaries at the tolerance
-                jmax[r] = self._better(wx[r], wz[r], j, jmax[r], bool(up[r]), largest=True)
-                jmin[r] = self._better(wx[r], wz[r], j, jmin[r], bool(up[r]), largest=False)
+            elif found.size:                            # boundaries at the tolerance
+                S = wx[r] * self.X[found] + wz[r] * self.Z[found]
+                for largest, best in ((True, S.max()), (False, S.min())):
+                    hit = found[S == best]
+                    j = int(hit.min() if up[r] else hit.max())
+                    if largest:
+                        jmax[r] = self._better(wx[r], wz[r], j, jmax[r], bool(up[r]), True)
+                    else:
+                        jmin[r] = self._better(wx[r], wz[r], j, jmin[r], bool(up[r]), False)
         keep = np.flatnonzero(good)
         members = idx[keep]
         wx, wz, up, jmax, jmin = wx[keep], wz[keep], up[keep], jmax[keep], jmin[keep]
@@ -203,21 +225,19 @@ class TwoColumns:
         ``sure``) at ``X``'s top (``from_top``) or bottom: the largest ``S`` where that end
         holds the maximum (``D > 0`` at the top, ``D < 0`` at the bottom), else the smallest;
         and whether the window held at most :data:`MAX_CANDIDATES` positions."""
-        N = self.Xasc.size
-        if from_top:            # walk the positions from the largest X down
-            first = np.searchsorted(self.reach_down, sure, "right")          # >= 1 sure
-            X_first = self.Xasc[N - 1 - first]
-            width = N - np.searchsorted(self.Xasc, X_first - window, "left") - first
-            steps = np.arange(int(min(width.max(), MAX_CANDIDATES)))
-            at = N - 1 - np.minimum(first[:, None] + steps[None, :], N - 1)
-        else:
-            first = np.searchsorted(self.reach_up, sure, "right")
-            X_first = self.Xasc[first]
-            width = np.searchsorted(self.Xasc, X_first + window, "right") - first
-            steps = np.arange(int(min(width.max(), MAX_CANDIDATES)))
-            at = np.minimum(first[:, None] + steps[None, :], N - 1)
-        valid = (steps[None, :] < width[:, None]) & (self.Gasc[at] > sure[:, None])
-        pos = self.asc[at]
+        pos_end, X_end, G_end, reach, beyond = self.ends[0 if from_top else 1]
+        N = pos_end.size
+        key = -X_end if from_top else X_end             # ascending from the extreme inwards
+        first = np.searchsorted(reach, sure, "right")   # the first sure boundary
+        found = first < N
+        first = np.minimum(first, N - 1)
+        limit = key[first] + window                     # the window: key up to this
+        width = np.searchsorted(key, limit, "right") - first
+        found &= limit < beyond                         # ...held entirely by this end
+        steps = np.arange(int(min(width.max(), MAX_CANDIDATES)))
+        at = np.minimum(first[:, None] + steps[None, :], N - 1)
+        valid = (steps[None, :] < width[:, None]) & (G_end[at] > sure[:, None])
+        pos = pos_end[at]
         S = wx[:, None] * self.X[pos] + wz[:, None] * self.Z[pos]
         largest = up == from_top
         S = np.where(valid, S, np.where(largest, -np.inf, np.inf)[:, None])
@@ -226,7 +246,7 @@ class TwoColumns:
         # equal extremes: the first in the order of v, as the engine's argmax / argmin
         chosen = np.where(up, np.where(hit, pos, np.iinfo(np.int64).max).min(axis=1),
                           np.where(hit, pos, -1).max(axis=1))
-        return chosen, width <= MAX_CANDIDATES
+        return chosen, found & (width <= MAX_CANDIDATES)
 
     def _checked(self, pos, wx, wz, up: bool, tied: float, sure: float, tie_tol: float):
         """The positions ``pos`` (sorted by gap) checked on the computed predicted utilities
