@@ -631,9 +631,9 @@ def binned_rows(y, P, probs_list: list, bins, ties, *, references=True, draws=0,
     for prob in probs_list:
         single = prob.sc.c == 1
         mc_specs, exact_jobs = [], []
-        pmf_cache: dict = {}
         for m, name in specs:       # every plan first: one pass for all variance sums
             prob.sc.plan(m, MEASURES[name][1])
+        items = []                  # (row, plan, name, exact_ok, power, bound, wants_pmfs)
         for m, name in specs:
             plan = prob.sc.plan(m, MEASURES[name][1])
             value = float(measure_columns(plan.stats(prob.loc, ties), name).mean())
@@ -646,16 +646,23 @@ def binned_rows(y, P, probs_list: list, bins, ties, *, references=True, draws=0,
             if draws and exact_ok:
                 b = tail_bound(value, power, n, prob.sc.variance_sums(plan)[0], plan.count[0])
                 bound = b if b <= BOUND_DECISIVE else None
-            pmfs = None
-            if single and (draws and exact_ok and bound is None or references and power == 1
-                           and l1_cost(prob.sc, plan) <= budget):
-                if id(plan) not in pmf_cache:
-                    pmf_cache[id(plan)] = _single_pmfs(prob.sc, plan)
-                pmfs = pmf_cache[id(plan)]
-            if references:
-                with _part(progress, "references"):
-                    ref, method = reference(prob, plan, name, pmfs, budget)
-                row["calibrated_reference"], row["reference_method"] = ref, method
+            wants = single and (draws and exact_ok and bound is None or references
+                                and power == 1 and l1_cost(prob.sc, plan) <= budget)
+            items.append((row, plan, name, exact_ok, power, bound, wants))
+        # the exact laws of the plans' bins, then the references: each computed on its own
+        # (the same numbers on any thread), the plans on the worker threads
+        plans = {id(it[1]): it[1] for it in items if it[6]}
+        pmf_of = dict(zip(plans, _map_plans(lambda plan: _single_pmfs(prob.sc, plan),
+                                            list(plans.values()), n, workers)))
+        if references:
+            with _part(progress, "references"):
+                refs = _map_plans(lambda it: reference(prob, it[1], it[2], pmf_of.get(id(it[1])),
+                                                       budget), items, n * prob.sc.c, workers)
+            for it, (ref, method) in zip(items, refs):
+                it[0]["calibrated_reference"], it[0]["reference_method"] = ref, method
+        for row, plan, name, exact_ok, power, bound, wants in items:
+            pmfs = pmf_of.get(id(plan)) if wants else None
+            value = row["value"]
             if draws and bound is not None:
                 row.update(p_value=bound, p_value_method="bound", p_value_lower=0.0)
             elif draws:
@@ -715,6 +722,18 @@ def binned_rows(y, P, probs_list: list, bins, ties, *, references=True, draws=0,
     agg = {prob.aggregation: i for i, prob in enumerate(probs_list)}
     rows.sort(key=lambda r: (position[r["n_bins"], r["measure"]], agg[r["aggregation"]]))
     return rows, notes
+
+
+def _map_plans(fn, items: list, rows: int, workers: int) -> list:
+    """``[fn(item) for item in items]``, on up to ``workers`` threads: one thread per
+    :data:`_EXACT_THREAD_ROWS` of ``rows x len(items)`` (each item -- a plan's exact laws or
+    a row's reference -- reads every one of the ``rows``).  Each item is computed on its own,
+    so the results do not depend on the threads."""
+    threads = min(len(items), threads_for(rows * len(items), _EXACT_THREAD_ROWS, workers))
+    if threads > 1:
+        with ThreadPoolExecutor(max_workers=threads) as pool:
+            return list(pool.map(fn, items))
+    return [fn(item) for item in items]
 
 
 def _wide_note(draws: int) -> str:

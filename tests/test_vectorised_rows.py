@@ -341,8 +341,10 @@ def test_rows_do_not_depend_on_the_thread_count(monkeypatch):
     pools = _spy_pools(monkeypatch)
     assert rows(3) == first
     assert any("ci_lower" in r for r in first) and any("p_value" in r for r in first)
-    # not vacuous: the null's draws, the resamples and the exact brackets did run on threads
-    assert {"_monte_carlo", "_bootstrap", "_exact_p_values"} <= {f for f, w in pools if w > 1}
+    # not vacuous: the null's draws, the resamples, the exact brackets and the plans' exact
+    # laws and references did run on threads
+    assert {"_monte_carlo", "_bootstrap", "_exact_p_values", "_map_plans"} <= \
+        {f for f, w in pools if w > 1}
 
 
 def _spy_pools(monkeypatch) -> list:
