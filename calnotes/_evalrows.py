@@ -96,6 +96,10 @@ NULL_THREAD_CAP = 8
 #: of 10^4 binary rows took 0.36 s on one thread and 0.25 s on four, the 18 of 500 rows
 #: 0.08 s on one and 0.16 s on 16.
 _EXACT_THREAD_ROWS = 1 << 13
+#: One thread per this many rows x plans (or rows) for the plans' exact laws and the rows'
+#: references (:func:`_map_plans`; their FFTs use two threads of their own): at 10^4 x 2 two
+#: threads were 15 ms slower than one (0.41 s against 0.40 s), at 5 x 10^4 x 2 faster.
+_PLAN_THREAD_ROWS = 1 << 15
 
 
 @dataclass
@@ -564,7 +568,10 @@ class NullSampler:
         """Values of the plans of ``by_plan`` for replications ``lo .. hi - 1`` (few columns)
         from running sums: per column, the replications' outcomes in the column's sorted order,
         their running sums, and each bin's count as a difference of two of them (every bin is
-        a run of sorted positions; integers, so the counts are the ones ``bincount`` gives);
+        a run of sorted positions; integers, so the counts are the ones ``bincount`` gives;
+        without straddling groups the sums are taken at the bins' starts only, from one
+        ``reduceat`` over the runs between them: half the time of a running sum along the
+        rows of an ``(n, replications)`` block);
         under ``ties="average"`` also the straddling tie groups' positives and each bin's other
         positives (:meth:`BinPlan.tie_counts_from_running`).  Returns the plans left (those
         with straddling groups under ``ties="position"``)."""
@@ -577,12 +584,21 @@ class NullSampler:
         counts = [np.empty((nb, c, plan.m), dtype=np.int64) for plan, _ in mine]
         tie_counts = [(np.empty((nb, plan._g_e.shape[0]), dtype=np.int64),
                        np.empty((nb, c, plan.m), dtype=np.int64)) for plan, _ in tied]
-        run = np.zeros((n + 1, nb), dtype=np.int32 if n < 2 ** 31 else np.int64)
+        kind = np.int32 if n < 2 ** 31 else np.int64
+        run = np.zeros((n + 1, nb), dtype=kind) if tied else None
         for j in range(c):
-            np.cumsum(self._hits[j][:, lo:hi], axis=0, out=run[1:])
+            hits = self._hits[j][:, lo:hi]
+            if tied:            # the straddling groups read the running sums anywhere
+                np.cumsum(hits, axis=0, out=run[1:])
+                at, ran = None, run
+            else:               # only at the bins' starts: sums of the runs between them
+                at = np.unique(np.concatenate([plan.starts[j] for plan, _ in mine]))
+                ran = np.zeros((at.size, nb), dtype=kind)
+                np.cumsum(np.add.reduceat(hits.view(np.uint8), at[:-1], axis=0, dtype=kind),
+                          axis=0, out=ran[1:])
             for (plan, _), cnt in zip(mine, counts):
-                s = plan.starts[j]
-                cnt[:, j, :] = (run[s[1:]] - run[s[:-1]]).T
+                s = plan.starts[j] if at is None else np.searchsorted(at, plan.starts[j])
+                cnt[:, j, :] = (ran[s[1:]] - ran[s[:-1]]).T
             for (plan, _), (K, fixed) in zip(tied, tie_counts):
                 plan.tie_counts_from_running(run, j, K, fixed)
         for (plan, names), cnt in zip(mine, counts):
@@ -726,10 +742,10 @@ def binned_rows(y, P, probs_list: list, bins, ties, *, references=True, draws=0,
 
 def _map_plans(fn, items: list, rows: int, workers: int) -> list:
     """``[fn(item) for item in items]``, on up to ``workers`` threads: one thread per
-    :data:`_EXACT_THREAD_ROWS` of ``rows x len(items)`` (each item -- a plan's exact laws or
+    :data:`_PLAN_THREAD_ROWS` of ``rows x len(items)`` (each item -- a plan's exact laws or
     a row's reference -- reads every one of the ``rows``).  Each item is computed on its own,
     so the results do not depend on the threads."""
-    threads = min(len(items), threads_for(rows * len(items), _EXACT_THREAD_ROWS, workers))
+    threads = min(len(items), threads_for(rows * len(items), _PLAN_THREAD_ROWS, workers))
     if threads > 1:
         with ThreadPoolExecutor(max_workers=threads) as pool:
             return list(pool.map(fn, items))

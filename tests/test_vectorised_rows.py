@@ -338,6 +338,7 @@ def test_rows_do_not_depend_on_the_thread_count(monkeypatch):
     monkeypatch.setattr(_sorted, "_MIN_CHUNK", 1)
     monkeypatch.setattr(_evalrows, "_MIN_THREAD_WORK", 1)
     monkeypatch.setattr(_evalrows, "_EXACT_THREAD_ROWS", 1)
+    monkeypatch.setattr(_evalrows, "_PLAN_THREAD_ROWS", 1)
     pools = _spy_pools(monkeypatch)
     assert rows(3) == first
     assert any("ci_lower" in r for r in first) and any("p_value" in r for r in first)
@@ -397,6 +398,7 @@ def test_small_report_starts_no_threads_on_many_cores(monkeypatch):
     assert pools == []
     monkeypatch.setattr(_evalrows, "_MIN_THREAD_WORK", 1)
     monkeypatch.setattr(_evalrows, "_EXACT_THREAD_ROWS", 1)
+    monkeypatch.setattr(_evalrows, "_PLAN_THREAD_ROWS", 1)
     rows()
     assert {w for _, w in pools} >= {_evalrows.NULL_THREAD_CAP, 16}
 
