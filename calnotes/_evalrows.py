@@ -1133,8 +1133,8 @@ def _bootstrap(prob: Problem, rows: list, ties, B: int, rng, canon, workers: int
         for :meth:`Resampler.weighted_values_sorted`."""
         draws = _offset_rows(draws, n)
         counts = np.bincount(draws.reshape(-1), minlength=(hi - lo) * n).reshape(hi - lo, n)
-        if weighted:
-            return counts[:, to_sorted]
+        if weighted:    # np.take: C order (an index array on the last axis gives F order,
+            return np.take(counts, to_sorted, axis=1)    # whose row sums and copies stride)
         W = np.empty((hi - lo, n), dtype=np.int32 if n < 2 ** 31 else np.int64)
         W[:, canon] = counts
         return W
