@@ -919,7 +919,8 @@ class Resampler:
                 new = np.flatnonzero(v[1:] != v[:-1]) + 1
                 self._tie_bounds = np.concatenate([[0], new, [n]]).astype(np.int64)
             bounds = self._tie_bounds
-            S, PK, vu = PC[:, bounds], PY[:, bounds], v[bounds[:-1]]
+            # np.take keeps C order (an index array on the last axis gives Fortran order)
+            S, PK, vu = np.take(PC, bounds, axis=1), np.take(PY, bounds, axis=1), v[bounds[:-1]]
             wx = (np.diff(S, axis=1) * vu).reshape(-1)
         else:                   # units: the rows
             S, PK, vu = PC, PY, v
@@ -1040,7 +1041,7 @@ class Resampler:
         if self.weighted:
             return self.weighted_values_block(W, specs, ties)
         Bb, n, c = W.shape[0], self.n, self.c
-        ws = W[:, self.order].reshape(-1)                              # (Bb, c, n) flat
+        ws = np.take(W, self.order, axis=1).reshape(-1)                # (Bb, c, n) flat, C
         values = np.repeat(np.tile(self.sc.values.reshape(-1), Bb), ws).reshape(Bb * c, n)
         res = SortedColumns.presorted(values, group=c)
         res.workers = workers
