@@ -360,7 +360,9 @@ class NullSampler:
         R = labels.shape[1]
         self._chunk = labels
         if self._orders is not None:    # each column's outcomes of the chunk, in its order
-            self._hits = [labels[order] == j for j, order in enumerate(self._orders)]
+            # compared, then gathered: the rows moved are bytes, not the labels' 4 bytes
+            self._hits = [np.take(labels == j, order, axis=0)
+                          for j, order in enumerate(self._orders)]
         if self.dense:          # entry p c + label: computed per slice (_entry_numbers)
             self._eid = None
             return
