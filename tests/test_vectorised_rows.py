@@ -609,3 +609,30 @@ def test_worker_count_from_the_environment(monkeypatch):
         monkeypatch.setenv("CALNOTES_THREADS", bad)
         with pytest.raises(ValueError, match="CALNOTES_THREADS: expected a positive integer"):
             _sorted.available_workers()
+
+
+def test_threaded_references_equal_serial(monkeypatch):
+    """The rows' references computed on threads (``_map_plans``) equal those computed on one
+    thread, including the folded-normal references (``budget=0``), which read each plan's
+    variance sums: those are filled lazily for every plan in one pass, which must be done
+    before the threads start (a thread that found another's pass half done read unfilled
+    sums: a class-wise reference of 0.396 instead of 0.0088 in tests/test_scale.py)."""
+    rng = np.random.default_rng(12)
+    P, y = _problem(rng, 3000, 4, 1)
+    from calnotes.measures import confidence_scores
+    conf, top, correct = confidence_scores(y, P)
+
+    def refs(workers, budget):
+        probs = _evalrows.problems(y, P, top, correct, conf, ("classwise", "confidence"))
+        for prob in probs:
+            prob.prepare(1)
+        out, _ = _evalrows.binned_rows(y, P, probs, [3, 15, 20, 100], "average",
+                                       workers=workers, budget=budget)
+        return [(r["reference_method"], r["calibrated_reference"]) for r in out]
+
+    monkeypatch.setattr(_evalrows, "_PLAN_THREAD_ROWS", 1)
+    for budget in (0.0, _evalrows.EXACT_L1_BUDGET):
+        first = refs(1, budget)
+        assert any(method == "folded-normal" for method, _ in first) == (budget == 0.0)
+        for _ in range(5):
+            assert refs(4, budget) == first
