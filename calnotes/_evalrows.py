@@ -674,9 +674,6 @@ def binned_rows(y, P, probs_list: list, bins, ties, *, references=True, draws=0,
                                             list(plans.values()), n, workers)))
         if references:
             with _part(progress, "references"):
-                # the shared lazy sums first: each plan's variance is filled by one pass over
-                # all plans (SortedColumns._pq_pass), which a thread must not find half done
-                prob.sc.pq_sums()
                 refs = _map_plans(lambda it: reference(prob, it[1], it[2], pmf_of.get(id(it[1])),
                                                        budget), items, n * prob.sc.c, workers)
             for it, (ref, method) in zip(items, refs):

@@ -32,6 +32,7 @@ in the equal-width prediction sums differs (``reduceat`` over the sorted order i
 from __future__ import annotations
 
 import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -455,28 +456,41 @@ class SortedColumns:
     def _pq_pass(self, block: int = 16) -> None:
         """:meth:`pq_sums` and the :meth:`variance_sums` of every plan without them, from
         ``p (1 - p)`` of ``block`` columns at a time (the same sums as on the whole array),
-        column ranges on the worker threads."""
-        plans = [p for p in self._plans.values() if p.variance is None]
-        sums = np.empty(self.c)
-        for p in plans:
-            p.variance = np.empty((self.c, p.m))
+        column ranges on the worker threads.
 
-        def run(first, last):
-            for lo in range(first, last, block):
-                hi = min(last, lo + block)
-                v = self.values[lo:hi]
-                pq = v * (1.0 - v)
-                sums[lo:hi] = pq.sum(axis=1)
-                for p in plans:
-                    p.variance[lo:hi] = p.reduce(pq, lo)
+        Safe to call from several threads (the rows' references run on threads): one pass at
+        a time (:data:`_PQ_LOCK`), and each plan's sums are published only once complete, so
+        no thread reads sums that another's pass has not filled yet."""
+        with _PQ_LOCK:
+            plans = [p for p in self._plans.values() if p.variance is None]
+            if not plans and self._pq_sums is not None:
+                return                                  # another thread's pass did it
+            sums = np.empty(self.c)
+            variance = [np.empty((self.c, p.m)) for p in plans]
 
-        parallel_ranges(run, self.c, self.workers, cost=self.n * (2 + len(plans)))
-        self._pq_sums = sums
+            def run(first, last):
+                for lo in range(first, last, block):
+                    hi = min(last, lo + block)
+                    v = self.values[lo:hi]
+                    pq = v * (1.0 - v)
+                    sums[lo:hi] = pq.sum(axis=1)
+                    for p, var in zip(plans, variance):
+                        var[lo:hi] = p.reduce(pq, lo)
+
+            parallel_ranges(run, self.c, self.workers, cost=self.n * (2 + len(plans)))
+            for p, var in zip(plans, variance):
+                p.variance = var
+            self._pq_sums = sums
 
     @property
     def pq(self) -> np.ndarray:
         """``p (1 - p)`` in sorted order, shape ``(c, n)`` (computed on demand, not kept)."""
         return self.values * (1.0 - self.values)
+
+
+#: One :meth:`SortedColumns._pq_pass` at a time, in every thread (module-level: the
+#: objects stay picklable).
+_PQ_LOCK = threading.Lock()
 
 
 class BinPlan:

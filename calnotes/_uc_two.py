@@ -132,9 +132,10 @@ class TwoColumns:
         self.Xscale = float(np.abs(self.X).max())
 
     def _end(self, can, top: bool):
-        """``(positions, X, gaps, running maximum of the gaps, X beyond)``: the ``_END``
+        """``(positions, X, gaps, running maximum of the gaps, beyond)``: the ``_END``
         positions of ``can`` with the largest (``top``) or smallest ``X``, from the extreme
-        inwards; every position of ``can`` left out has ``X`` at or beyond ``X beyond``."""
+        inwards; every position of ``can`` left out has a key (``-X`` at the top, ``X`` at the
+        bottom) at least ``beyond``."""
         key = -self.X[can] if top else self.X[can]
         if can.size > _END:
             part = np.argpartition(key, _END - 1)[:_END]

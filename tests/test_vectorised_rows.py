@@ -614,9 +614,10 @@ def test_worker_count_from_the_environment(monkeypatch):
 def test_threaded_references_equal_serial(monkeypatch):
     """The rows' references computed on threads (``_map_plans``) equal those computed on one
     thread, including the folded-normal references (``budget=0``), which read each plan's
-    variance sums: those are filled lazily for every plan in one pass, which must be done
-    before the threads start (a thread that found another's pass half done read unfilled
-    sums: a class-wise reference of 0.396 instead of 0.0088 in tests/test_scale.py)."""
+    variance sums.  Those are filled lazily, for every plan in one pass
+    (``SortedColumns._pq_pass``): a thread that found another's pass half done read unfilled
+    sums (a class-wise reference of 0.396 instead of 0.0088 in tests/test_scale.py); this
+    failed in 3 of 3 runs before the pass took a lock and published complete sums only."""
     rng = np.random.default_rng(12)
     P, y = _problem(rng, 3000, 4, 1)
     from calnotes.measures import confidence_scores
