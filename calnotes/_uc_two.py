@@ -190,13 +190,10 @@ class TwoColumns:
                 good[r] = False
             elif found.size:                            # boundaries at the tolerance
                 S = wx[r] * self.X[found] + wz[r] * self.Z[found]
-                for largest, best in ((True, S.max()), (False, S.min())):
-                    hit = found[S == best]
-                    j = int(hit.min() if up[r] else hit.max())
-                    if largest:
-                        jmax[r] = self._better(wx[r], wz[r], j, jmax[r], bool(up[r]), True)
-                    else:
-                        jmin[r] = self._better(wx[r], wz[r], j, jmin[r], bool(up[r]), False)
+                hit_max, hit_min = found[S == S.max()], found[S == S.min()]
+                first = (lambda hit: int(hit.min())) if up[r] else (lambda hit: int(hit.max()))
+                jmax[r] = self._better(wx[r], wz[r], first(hit_max), jmax[r], bool(up[r]), True)
+                jmin[r] = self._better(wx[r], wz[r], first(hit_min), jmin[r], bool(up[r]), False)
         keep = np.flatnonzero(good)
         members = idx[keep]
         wx, wz, up, jmax, jmin = wx[keep], wz[keep], up[keep], jmax[keep], jmin[keep]
