@@ -571,9 +571,9 @@ class NullSampler:
         from running sums: per column, the replications' outcomes in the column's sorted order,
         their running sums, and each bin's count as a difference of two of them (every bin is
         a run of sorted positions; integers, so the counts are the ones ``bincount`` gives;
-        without straddling groups the sums are taken at the bins' starts only, from one
-        ``reduceat`` over the runs between them: half the time of a running sum along the
-        rows of an ``(n, replications)`` block);
+        the sums are taken only where they are read -- the bins' starts and the straddling
+        groups' ends -- from one ``reduceat`` over the runs between them: a fraction of the
+        time of a running sum along the rows of an ``(n, replications)`` block);
         under ``ties="average"`` also the straddling tie groups' positives and each bin's other
         positives (:meth:`BinPlan.tie_counts_from_running`).  Returns the plans left (those
         with straddling groups under ``ties="position"``)."""
@@ -587,22 +587,20 @@ class NullSampler:
         tie_counts = [(np.empty((nb, plan._g_e.shape[0]), dtype=np.int64),
                        np.empty((nb, c, plan.m), dtype=np.int64)) for plan, _ in tied]
         kind = np.int32 if n < 2 ** 31 else np.int64
-        run = np.zeros((n + 1, nb), dtype=kind) if tied else None
         for j in range(c):
             hits = self._hits[j][:, lo:hi]
-            if tied:            # the straddling groups read the running sums anywhere
-                np.cumsum(hits, axis=0, out=run[1:])
-                at, ran = None, run
-            else:               # only at the bins' starts: sums of the runs between them
-                at = np.unique(np.concatenate([plan.starts[j] for plan, _ in mine]))
-                ran = np.zeros((at.size, nb), dtype=kind)
-                np.cumsum(np.add.reduceat(hits.view(np.uint8), at[:-1], axis=0, dtype=kind),
-                          axis=0, out=ran[1:])
+            # the running sums are read at the bins' starts and the straddling groups' ends
+            # only: sums of the runs between those positions (0 and n among them)
+            at = np.unique(np.concatenate([plan.starts[j] for plan, _ in mine]
+                                          + [plan.tie_positions(j) for plan, _ in tied]))
+            ran = np.zeros((at.size, nb), dtype=kind)
+            np.cumsum(np.add.reduceat(hits.view(np.uint8), at[:-1], axis=0, dtype=kind),
+                      axis=0, out=ran[1:])
             for (plan, _), cnt in zip(mine, counts):
-                s = plan.starts[j] if at is None else np.searchsorted(at, plan.starts[j])
+                s = np.searchsorted(at, plan.starts[j])
                 cnt[:, j, :] = (ran[s[1:]] - ran[s[:-1]]).T
             for (plan, _), (K, fixed) in zip(tied, tie_counts):
-                plan.tie_counts_from_running(run, j, K, fixed)
+                plan.tie_counts_from_running(ran, j, K, fixed, at)
         for (plan, names), cnt in zip(mine, counts):
             for name, v in plan.values_from_counts(cnt, names).items():
                 out[(id(plan), name)] = v.reshape(nb, c).mean(axis=1)

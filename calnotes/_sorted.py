@@ -807,22 +807,34 @@ class BinPlan:
         fixed = np.bincount(keys, minlength=nb * c * m + 1)[:nb * c * m].astype(np.float64)
         return self._average_from_counts(K, fixed, nb, count, sum_prob)
 
+    def tie_positions(self, col: int) -> np.ndarray:
+        """The sorted positions of column ``col`` at which
+        :meth:`tie_counts_from_running` reads the running sums: the bins' starts (``0`` and
+        ``n`` among them) and the straddling groups' first and past-the-end positions."""
+        n = self.sc.n
+        g_key, g_col, _, _, _, _ = self._flat_groups()
+        gs = np.flatnonzero(g_col == col)
+        return np.concatenate([self.starts[col], g_key[gs] - col * (n + 1), self._g_e[gs]])
+
     def tie_counts_from_running(self, run: np.ndarray, col: int, K: np.ndarray,
-                                fixed: np.ndarray) -> None:
+                                fixed: np.ndarray, at: np.ndarray | None = None) -> None:
         """Fill ``K[:, g]`` (positives of each straddling group ``g`` of column ``col``) and
         ``fixed[:, col, :]`` (each bin's positives outside the straddling groups) of ``nb``
         replications from the running sums ``run`` of their outcomes in the column's sorted
-        order (shape ``(n + 1, nb)``).  Every group lies in a run of sorted positions and a
-        tie group that straddles no edge lies in one bin, so both are differences of two
-        running sums: the integer counts :meth:`_average_stats` takes from the located
-        positives."""
+        order: shape ``(n + 1, nb)``, or, with ``at`` (sorted positions holding
+        :meth:`tie_positions`), ``run[i]`` the sum before position ``at[i]``.  Every group
+        lies in a run of sorted positions and a tie group that straddles no edge lies in one
+        bin, so both are differences of two running sums: the integer counts
+        :meth:`_average_stats` takes from the located positives."""
         n = self.sc.n
         g_key, g_col, _, q_g, q_j, _ = self._flat_groups()
         gs = np.flatnonzero(g_col == col)
         a = g_key - g_col * (n + 1)
         e = self._g_e
-        K[:, gs] = (run[e[gs]] - run[a[gs]]).T
         s = self.starts[col]
+        if at is not None:                               # positions -> rows of run
+            a, e, s = (np.searchsorted(at, v) for v in (a, e, s))
+        K[:, gs] = (run[e[gs]] - run[a[gs]]).T
         total = (run[s[1:]] - run[s[:-1]]).astype(np.int64)                    # (m, nb)
         qs = np.flatnonzero(g_col[q_g] == col)
         g, j = q_g[qs], q_j[qs]
