@@ -12,7 +12,8 @@ Ties (equal-mass bins, ``ties="average"``): a positive is located by the first s
 of its value, so its tie group is known without any argsort; groups that straddle a boundary
 (found by comparing the sorted values on each side of every boundary) become hypergeometric
 parts of their bins (:class:`TieParts`), and :meth:`BinStats.abs_moment` averages ``|S_j|^p``
-over them exactly (:mod:`calnotes._ties`).
+over them exactly up to rounding (:mod:`calnotes._ties`: each law on the values within
+e^-56 of its mode).
 """
 
 from __future__ import annotations
@@ -101,7 +102,7 @@ class BinStats:
         if parts.size == 0:
             return out
         # A bin meets at most two straddling groups (one at each end).  p = 2: mean and
-        # variance, elementwise; p = 1: every bin at once from zero-padded laws
+        # variance, elementwise; p = 1: every bin at once from windowed laws
         # (_abs_first_moment); other p: bins with the same shape of parts (parts, o_1, o_2)
         # together, one vectorised call per shape.  Each bin's value depends on its own
         # entries only, not on which bins share its call.
@@ -135,10 +136,7 @@ class BinStats:
         o1 = parts.o[first]
         o2 = np.where(size == 2, parts.o[second], -1)
         if p == 1:
-            # two parts: the smaller part first (as expected_abs_power orders them)
             two = size == 2
-            swap = two & (o2 < o1)
-            first, second = np.where(swap, second, first), np.where(swap, first, second)
             cols, js = parts.col[first], parts.bin[first]
             out[cols, js] = self._abs_first_moment(first, second, two)
             return out
@@ -157,56 +155,16 @@ class BinStats:
         return out
 
     def _abs_first_moment(self, first, second, two) -> np.ndarray:
-        """``E|S_j|`` of the bins with tie parts: ``first`` the (smaller) part of each bin,
-        ``second`` its larger part where ``two``.  The numbers of
-        :func:`calnotes._ties.expected_abs_power` (one or two parts), bit for bit, for all bins at
-        once: each distinct law once (:class:`calnotes._ties.HypergeomLaws`), the bins in
-        chunks sorted by part size (about :data:`_TIE_CHUNK` entries each) with their laws
-        zero-padded, and each bin's final sum over its own ``o + 1`` terms, bins of one ``o``
-        at a time."""
+        """``E|S_j|`` of the bins with tie parts: ``first`` a part of each bin, ``second`` its
+        other part where ``two``; all bins at once by
+        :func:`calnotes._ties.abs_first_moments` (windowed laws, each bin's value a function
+        of its own parts), the numbers of :func:`calnotes._ties.expected_abs_power`."""
         parts, fixed = self.parts, self.fixed_outcome
-        c = self.sum_prob[parts.col[first], parts.bin[first]] - fixed[parts.col[first],
-                                                                      parts.bin[first]]
-        o1 = parts.o[first]
-        res = np.empty(first.shape[0])
-
-        def own_sums(rows, terms, o):
-            for value in np.unique(o).tolist():
-                r = np.flatnonzero(o == value)
-                res[rows[r]] = terms[r, :value + 1].sum(axis=1)
-
-        # every part's law, each distinct (N, K, o) once: entry i the first part of bin i,
-        # entry B + i its second part (where two)
-        B = first.shape[0]
-        both = np.flatnonzero(two)
-        idx = np.concatenate([first, second[both]])
-        laws = _ties.HypergeomLaws(parts.N[idx], parts.K[idx], parts.o[idx])
-        one = np.flatnonzero(~two)
-        for rows in _size_chunks(one, o1[one]):
-            w = laws.padded(rows)
-            h = np.arange(w.shape[1], dtype=np.float64)
-            own_sums(rows, w * np.abs(c[rows][:, None] - h[None, :]), o1[rows])
-        second_of = np.empty(B, dtype=np.int64)
-        second_of[both] = B + np.arange(both.shape[0])
-        for rows in _size_chunks(both, parts.o[second[both]]):
-            o2 = parts.o[second[rows]]
-            w1 = laws.padded(rows)
-            w2 = laws.padded(second_of[rows])
-            top = w2.shape[1] - 1
-            h1 = np.arange(w1.shape[1], dtype=np.float64)
-            h2 = np.arange(top + 1, dtype=np.float64)
-            # E|t - H2| = t (2 F(s) - 1) - 2 M(s) + E H2, s = floor(t), as expected_abs_power
-            F = np.cumsum(w2, axis=1)
-            M = np.cumsum(w2 * h2[None, :], axis=1)
-            EH = M[:, -1:]
-            t = c[rows][:, None] - h1[None, :]
-            s = np.minimum(np.clip(np.floor(t), -1, top).astype(np.int64), o2[:, None])
-            safe = np.maximum(s, 0)
-            Fs = np.where(s >= 0, np.take_along_axis(F, safe, axis=1), 0.0)
-            Ms = np.where(s >= 0, np.take_along_axis(M, safe, axis=1), 0.0)
-            g = t * (2.0 * Fs - 1.0) - 2.0 * Ms + EH
-            own_sums(rows, w1 * g, o1[rows])
-        return res
+        cols, js = parts.col[first], parts.bin[first]
+        c = self.sum_prob[cols, js] - fixed[cols, js]
+        sec = np.where(two, second, first)
+        return _ties.abs_first_moments(c, parts.N[first], parts.K[first], parts.o[first],
+                                       parts.N[sec], parts.K[sec], parts.o[sec], two)
 
     def _abs_moment_loop(self, out, order, starts, size, p) -> np.ndarray:
         """:meth:`abs_moment` grouping bins by shape in a loop (any number of parts)."""
@@ -222,20 +180,6 @@ class BinStats:
             pieces = [(parts.N[rows[:, i]], parts.K[rows[:, i]], o) for i, o in enumerate(shape)]
             out[cols, js] = _ties.expected_abs_power(c, pieces, p)
         return out
-
-
-#: Entries (bins x part size) of the padded hypergeometric laws computed at once by
-#: :meth:`BinStats.abs_moment` (about a dozen float arrays of this size: 512 KB each, so
-#: that they stay in cache; 2^19 was 10% slower on 100,000 rows rounded to two decimals).
-_TIE_CHUNK = 1 << 16
-
-
-def _size_chunks(rows: np.ndarray, size: np.ndarray, budget: int = _TIE_CHUNK) -> list:
-    """``rows`` sorted by ``size`` and cut into consecutive chunks of at most ``budget``
-    entries ``len(chunk) * (max size + 1)`` (at least one row each)."""
-    order = np.argsort(size, kind="stable")
-    rows = rows[order]
-    return [rows[lo:hi] for lo, hi in _ties._budget_runs(size[order], budget)]
 
 
 def positives_by_class(labels: np.ndarray, n_classes: int) -> list[np.ndarray]:

@@ -517,16 +517,17 @@ def test_padded_hypergeometric_laws_are_scipys():
     assert caught >= N.size // 2
 
 
-def test_every_small_law_and_its_reflection_is_exact(monkeypatch):
+def test_every_small_law_and_its_reflection_is_exact():
     """Every ``Hyp(N, K, o)`` with ``N <= 14`` (laws of more than ``N / 2`` draws are the
     reflections of the others, ``P(H = t) = P(H' = K - t)``): within 1e-13 of the largest
-    entry of the exact rational law (C(K, t) C(N - K, o - t) / C(N, o)), and the flat laws of
-    HypergeomLaws are those of hypergeom_pmf_padded bit for bit.  Tolerance: after the
-    reflection a log-probability is a running sum of at most 7 increments, each a difference
-    of two logarithms of integers below 14^2 (about 5.3): about 7 (3 x 5.3) eps from the
-    logarithms and 7 x 37 eps / 2 from the running sum's roundings, so each entry is within
-    about 250 eps (5.6e-14) relative, and the normalisation over at most 8 terms adds about
-    8 eps.  Control: a reflection off by one position is caught."""
+    entry of the exact rational law (C(K, t) C(N - K, o - t) / C(N, o)), both as the full
+    laws of hypergeom_pmf_padded and as the windowed laws of WindowedLaws (whose windows are
+    the whole support here: every entry is at least 1 / C(14, 7) of the mode's, far above
+    e^-56).  Tolerance: after the reflection a log-probability is a running sum of at most 7
+    increments, each a difference of two logarithms of integers below 14^2 (about 5.3): about
+    7 (3 x 5.3) eps from the logarithms and 7 x 37 eps / 2 from the running sum's roundings,
+    so each entry is within about 250 eps (5.6e-14) relative, and the normalisation over at
+    most 8 terms adds about 8 eps.  Control: a backward law read forwards is caught."""
     from math import comb
 
     N, K, o = (np.array(v) for v in zip(*[(n, k, d) for n in range(1, 15)
@@ -538,38 +539,41 @@ def test_every_small_law_and_its_reflection_is_exact(monkeypatch):
     err = np.abs(W - want).max(axis=1) / want.max(axis=1)
     assert err.max() <= 1e-13, err.max()
     assert (o > N - o).sum() > 300                             # reflected laws are checked
-    laws = _ties.HypergeomLaws(N, K, o)
-    assert np.array_equal(laws.padded(np.arange(N.size)), W)
-    reflected = _ties._reflected
+    laws = _ties.WindowedLaws(N, K, o)
 
-    def off_by_one(w, K, o, oc, width):
-        return reflected(w, K + 1, o, oc, width)
+    def placed(laws):
+        w, lo = laws.padded(np.arange(N.size))
+        out = np.zeros_like(want)
+        cols = lo[:, None] + np.arange(w.shape[1])[None, :]
+        rows = np.broadcast_to(np.arange(N.size)[:, None], cols.shape)
+        keep = w > 0
+        out[rows[keep], cols[keep]] = w[keep]
+        return out
 
-    monkeypatch.setattr(_ties, "_reflected", off_by_one)
-    bad = _ties.hypergeom_pmf_padded(N, K, o)
+    support = np.minimum(o, K) - np.maximum(0, o - (N - K)) + 1
+    assert np.array_equal(laws.length, support)                # whole supports
+    got = placed(laws)
+    assert (np.abs(got - want).max(axis=1) / want.max(axis=1)).max() <= 1e-13
+    assert laws.backwards.sum() > 300
+    laws.backwards[:] = False                                  # control: not reversed
+    bad = placed(laws)
     assert (np.abs(bad - want).max(axis=1) / want.max(axis=1)).max() > 0.1
 
 
-def test_padded_tie_laws_are_the_loop_over_bins_at_every_width(monkeypatch):
-    """Parts of up to 400 members (laws longer than NumPy's pairwise-sum blocks of 8 and
-    128), computed zero-padded in chunks of bins sorted by size (chunks forced small):
-    E|S_j| is bit for bit the loop over bins.  Negative control: normalising each padded
-    law over the chunk's full width instead of its own o + 1 entries is caught."""
-    from calnotes import _binstats
-
+def test_tie_moments_do_not_depend_on_the_chunks(monkeypatch):
+    """Parts of up to 400 members (windows longer than NumPy's pairwise-sum blocks of 8 and
+    128), computed in chunks of bins sorted by window length (chunks forced small): E|S_j| is
+    bit for bit the loop over bins, which computes each bin's parts alone.  Negative
+    control: padding each window to its chunk's widest (instead of its own size class) is
+    caught."""
     rng = np.random.default_rng(11)
     stats = _tie_stats(rng, 30, 5, 400)
     want = _loop_over_bins(stats, 1)
-    monkeypatch.setattr(_binstats, "_TIE_CHUNK", 2000)
-    monkeypatch.setattr(_binstats._size_chunks, "__defaults__", (2000,))
     assert np.array_equal(stats.abs_moment(1), want)
-    recurrence = _ties._pmf_recurrence
-
-    def whole_width(N, K, o):
-        w = recurrence(N, K, o)
-        return w / w.sum(axis=1, keepdims=True)
-
-    monkeypatch.setattr(_ties, "_pmf_recurrence", whole_width)
+    monkeypatch.setattr(_ties, "_CHUNK", 2000)
+    assert np.array_equal(stats.abs_moment(1), want)
+    monkeypatch.setattr(_ties, "size_class",
+                        lambda length: np.full(np.shape(length), max(np.max(length), 8)))
     got = stats.abs_moment(1)
     assert np.allclose(got, want, rtol=1e-13, atol=0)          # rounding only
     assert not np.array_equal(got, want)
