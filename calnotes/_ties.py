@@ -26,7 +26,7 @@ replication, sharing the same ``N`` and ``o`` but with their own ``K`` and ``c``
 
 The windows change ``E|S|`` by at most ``(o_1 + o_2 + 2) e^-56 (|c| + o_1 + o_2)`` besides
 rounding (about 1e-21 relative for groups of a thousand); against a ``long double``
-computation over the full supports they are within 4.4e-15 relative on groups of up to
+computation over the full supports they are within 1.5e-15 relative on groups of up to
 20,000 members (tests/test_tie_windows.py), where the full-support sums of the earlier
 engine, taken about 0 rather than the mean, lost up to 4.5e-13 to cancellation.
 
@@ -354,6 +354,52 @@ def _class_runs(sizes: np.ndarray, budget: int) -> list:
     return runs
 
 
+def _mode_ratios(N, K, o, lo, width) -> np.ndarray:
+    """``P(t) / P(mode)`` of ``Hyp(N[r], K[r], o[r])`` at ``t = lo[r] + j`` for
+    ``j < width[r]``, padded with zeros to ``max(width)`` columns (zero outside the support
+    too).
+
+    Running products of the ratios ``P(t+1) / P(t) = (K-t)(o-t) / ((t+1)(N-K-o+t+1))`` from the
+    mode outwards (their inverses below it), one division each: no logarithm or exponential,
+    and about 3 roundings per step (a log-ratio's increments carry about 2 x 23 eps each for
+    groups of 10^5).  Each entry is that sequential product, so it does not depend on how far
+    the window reaches or on the other rows of the call.  Inside a window of
+    :func:`_window_laws` the products lie between ``e^-56`` and about 1: no underflow.
+    """
+    K = np.atleast_1d(np.asarray(K, dtype=np.int64))
+    N = np.broadcast_to(np.asarray(N, dtype=np.int64), K.shape)
+    o = np.broadcast_to(np.asarray(o, dtype=np.int64), K.shape)
+    lo = np.broadcast_to(np.asarray(lo, dtype=np.int64), K.shape)
+    width = np.broadcast_to(np.asarray(width, dtype=np.int64), K.shape)
+    top = int(width.max())
+    idx = np.arange(top, dtype=np.int64)[None, :]
+    t = (lo[:, None] + idx).astype(np.float64)
+    Kf = K[:, None].astype(np.float64)
+    Nf = N[:, None].astype(np.float64)
+    of = o[:, None].astype(np.float64)
+    s_lo = np.maximum(0, o - (N - K))
+    s_hi = np.minimum(o, K)
+    mode = np.clip(np.floor((of + 1.0) * (Kf + 1.0) / (Nf + 2.0)).astype(np.int64)[:, 0],
+                   s_lo, s_hi)
+    step = (t >= s_lo[:, None]) & (t < s_hi[:, None])
+    below = idx < (mode - lo)[:, None]
+    num = (Kf - t) * (of - t)
+    den = (t + 1.0) * (Nf - Kf - of + t + 1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        f = np.where(step, np.where(below, den, num) / np.where(below, num, den), 1.0)
+    val = np.empty_like(f)
+    val[:, 0] = 1.0
+    fwd = np.where(below, 1.0, f)
+    np.cumprod(fwd, axis=1, out=fwd)
+    val[:, 1:] = fwd[:, :-1]
+    back = np.where(below, f, 1.0)[:, ::-1]
+    np.cumprod(back, axis=1, out=back)
+    np.copyto(val, back[:, ::-1], where=below)
+    absolute = lo[:, None] + idx
+    val[(idx >= width[:, None]) | (absolute < s_lo[:, None]) | (absolute > s_hi[:, None])] = 0.0
+    return val
+
+
 def _window_laws(N, K, o, budget: int | None = None) -> tuple:
     """Each law ``Hyp(N[r], K[r], o[r])`` on its window ``lo[r] .. lo[r] + length[r] - 1``, the
     values within ``e^-TAIL_LOG`` of the mode (contiguous: the law is log-concave),
@@ -361,13 +407,14 @@ def _window_laws(N, K, o, budget: int | None = None) -> tuple:
     ``flat[start[r]:start[r] + length[r]]``.
 
     The window is first guessed from the normal approximation (``1.25 sqrt(2 TAIL_LOG)``
-    standard deviations plus 8) and widened fourfold until the computed log-ratio at each end
-    that is not the support's end lies below ``-TAIL_LOG``; the values kept are those of
-    :func:`_log_mode_ratios`, which do not depend on the guess, and the normalising sum is
+    standard deviations plus 8) and widened fourfold until the computed ratio to the mode at
+    each end that is not the support's end lies below ``e^-TAIL_LOG``; the values kept are
+    those of :func:`_mode_ratios`, which do not depend on the guess, and the normalising sum is
     pairwise over the window's :func:`size_class`: a row's numbers are a function of
     ``(N, K, o)`` alone.
     """
     budget = _CHUNK if budget is None else budget
+    tail = np.exp(-TAIL_LOG)
     K = np.asarray(K, dtype=np.int64)
     N = np.asarray(N, dtype=np.int64)
     o = np.asarray(o, dtype=np.int64)
@@ -391,34 +438,34 @@ def _window_laws(N, K, o, budget: int | None = None) -> tuple:
         for a, b in _budget_runs(width[order] - 1, budget):
             sel = order[a:b]
             rows = pending[sel]
-            logp, _ = _log_mode_ratios(N[rows], K[rows], o[rows], lo[sel], width[sel])
-            keep = logp >= -TAIL_LOG
-            W = logp.shape[1]
+            ratio = _mode_ratios(N[rows], K[rows], o[rows], lo[sel], width[sel])
+            keep = ratio >= tail
+            W = ratio.shape[1]
             last_col = keep[np.arange(sel.shape[0]), width[sel] - 1]
             ok = (((lo[sel] == s_lo[rows]) | ~keep[:, 0])
                   & ((hi[sel] == s_hi[rows]) | ~last_col))
             retry.append(rows[~ok])
             if not ok.any():
                 continue
-            rows, keep, logp = rows[ok], keep[ok], logp[ok]
+            rows, keep, ratio = rows[ok], keep[ok], ratio[ok]
             first = np.argmax(keep, axis=1)
             last = W - 1 - np.argmax(keep[:, ::-1], axis=1)
             lo_out[rows] = lo[sel][ok] + first
             length[rows] = last - first + 1
-            pieces.append((rows, first, logp))
+            pieces.append((rows, first, ratio))
         d[np.concatenate(retry)] *= 4
         pending = np.concatenate(retry)
     start = np.r_[0, np.cumsum(length)]
     flat = np.empty(int(start[-1]))
-    for rows, first, logp in pieces:
+    for rows, first, ratio in pieces:
         L = length[rows]
         cls = size_class(L)
         for value in np.unique(cls).tolist():
             r = np.flatnonzero(cls == value)
             j = np.arange(value, dtype=np.int64)[None, :]
             inside = j < L[r, None]
-            cols = np.minimum(first[r, None] + j, logp.shape[1] - 1)
-            w = np.where(inside, np.exp(np.take_along_axis(logp[r], cols, axis=1)), 0.0)
+            cols = np.minimum(first[r, None] + j, ratio.shape[1] - 1)
+            w = np.where(inside, np.take_along_axis(ratio[r], cols, axis=1), 0.0)
             w /= w.sum(axis=1, keepdims=True)
             flat[(start[rows[r], None] + j)[inside]] = w[inside]
     return flat, start[:-1], lo_out, length

@@ -92,13 +92,14 @@ def test_windows_keep_the_law_within_the_tail_bound():
     """Laws of groups from 1 to 10^5 members: each kept end is at least ``e^-56`` of the mode,
     each left-out neighbour below it (scipy's log-pmf; slack 1e-6 for its rounding and ours in
     the ratio of two log-pmfs near -56), and the kept entries are the law (in ``long
-    double``, renormalised over the window) within 1e-12 of the largest (1.8e-14 observed).
-    Tolerance: an entry is a running sum of at most ``d`` increments, ``d`` its distance to the
-    mode, each a difference of logarithms of numbers below 10^10 (about 23), so its relative
-    error is about ``d x 60 eps``; relative to the largest entry that is at most
-    ``d e^(-d^2 / 2 s^2) x 60 eps`` for a spread ``s``, largest near ``d = s`` -- below
-    ``s x 60 eps x 0.6 = 1.6e-12`` for ``s`` up to 200 (the spread of a group of 10^5 split in
-    half is 112).  Scipy's log-pmf is used for the ends only: for groups of 10^5 it is off by
+    double``, renormalised over the window) within 1e-12 of the largest (1.1e-14 observed).
+    Tolerance: an entry is a running product of at most ``d`` ratios, ``d`` its distance to
+    the mode, each with about 3 roundings, so its relative error is at most about
+    ``d x 3 eps`` (a log-ratio's running sum would carry about 60 eps per step); relative to
+    the largest entry that is at most ``d e^(-d^2 / 2 s^2) x 3 eps`` for a spread ``s``,
+    largest near ``d = s`` -- below ``s x 3 eps x 0.6 = 8e-14`` for ``s`` up to 200 (the
+    spread of a group of 10^5 split in half is 112); 1e-12 leaves room for the
+    normalisation and for the reference's own rounding.  Scipy's log-pmf is used for the ends only: for groups of 10^5 it is off by
     about 1e-10, too much for the values.  Control: a tail bound of ``e^-20`` is caught by the
     same check."""
     rng = np.random.default_rng(5)
@@ -223,11 +224,10 @@ def test_large_groups_against_long_double():
     double`` computation over the full supports (its own error is about 2^-64 per term,
     far below).  Tolerance: the windowed sum adds at most ``e^-56 (o_1 + o_2)`` relative from
     the left-out tails (below 2e-20 here); the rest is rounding: an entry at distance ``d``
-    from the mode carries the roundings of ``d`` increments (about 60 eps each, above), which
-    are independent in sign, so about ``sqrt(d) x 60 eps``; weighted by the law that is about
-    ``sqrt(s) x 60 eps`` for a spread ``s``, at most 70 here: 5.6e-14 (worst-case signs would
-    give ``s x 60 eps``, 4.7e-13).  Observed 4.4e-15, asserted 6e-14; the control below gives
-    7.7e-13."""
+    from the mode carries at most ``d x 3 eps`` (above); weighted by the law that is about
+    ``s x 3 eps`` for a spread ``s``, at most 70 here (2.3e-14), plus the sums over the
+    windows and the running sums of the other part, a few tens of eps relative once taken
+    about its mean.  Observed 1.5e-15, asserted 6e-14; the control below gives 7.7e-13."""
     rng = np.random.default_rng(12)
     c, first, second = _large_bins(rng, 150)
     got = _moments(c, first, second)
