@@ -15,8 +15,8 @@ Checked here, over the whole range (``N`` from 1, ``K`` from 0 to ``N``, one par
 
 Negative controls: a tail bound of ``e^-20`` fails the window check; running sums about 0
 instead of the mean fail the ``long double`` comparison on large groups (cancellation: the
-engine before the windows lost up to 4.5e-13 relative there); windows padded to their call's
-widest fail the row-alone check.
+engine before the windows lost up to 4.5e-13 relative there); row sums over the chunk's padded
+width fail the row-alone check.
 """
 
 from __future__ import annotations
@@ -271,8 +271,9 @@ def test_each_row_is_a_function_of_its_own_parts(monkeypatch):
     """A row's ``E|S|`` is the same to the last bit computed with all the others, alone, with
     its two parts given the other way round, and in chunks forced small: the windows, the
     choice of the part summed over and each final sum depend on the row alone.  Control:
-    windows padded to their call's widest row (instead of their own size class) change
-    rows' last bits, and the same comparison catches it."""
+    each row's sum taken over its chunk's padded width (``sum(axis=1)``, whose pairwise
+    blocks run over the zeros) instead of its own entries changes rows' last bits, and the
+    same comparison catches it."""
     rng = np.random.default_rng(4)
     c, first, second, two = _mixed_rows(rng)
     together = _ties.abs_first_moments(c, *first, *second, two)
@@ -285,8 +286,7 @@ def test_each_row_is_a_function_of_its_own_parts(monkeypatch):
     assert np.array_equal(together, swapped)
     monkeypatch.setattr(_ties, "_CHUNK", 300)
     assert np.array_equal(_ties.abs_first_moments(c, *first, *second, two), together)
-    monkeypatch.setattr(_ties, "size_class",
-                        lambda length: np.full(np.shape(length), max(np.max(length), 8)))
+    monkeypatch.setattr(_ties, "_row_sums", lambda values, length: values.sum(axis=1))
     padded = _ties.abs_first_moments(c, *first, *second, two)
     assert np.allclose(padded, together, rtol=1e-13, atol=0)
     assert not np.array_equal(padded, together)

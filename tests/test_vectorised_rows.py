@@ -564,16 +564,15 @@ def test_tie_moments_do_not_depend_on_the_chunks(monkeypatch):
     """Parts of up to 400 members (windows longer than NumPy's pairwise-sum blocks of 8 and
     128), computed in chunks of bins sorted by window length (chunks forced small): E|S_j| is
     bit for bit the loop over bins, which computes each bin's parts alone.  Negative
-    control: padding each window to its chunk's widest (instead of its own size class) is
-    caught."""
+    control: each bin's sum taken over its chunk's padded width (instead of its own entries)
+    is caught."""
     rng = np.random.default_rng(11)
     stats = _tie_stats(rng, 30, 5, 400)
     want = _loop_over_bins(stats, 1)
     assert np.array_equal(stats.abs_moment(1), want)
     monkeypatch.setattr(_ties, "_CHUNK", 2000)
     assert np.array_equal(stats.abs_moment(1), want)
-    monkeypatch.setattr(_ties, "size_class",
-                        lambda length: np.full(np.shape(length), max(np.max(length), 8)))
+    monkeypatch.setattr(_ties, "_row_sums", lambda values, length: values.sum(axis=1))
     got = stats.abs_moment(1)
     assert np.allclose(got, want, rtol=1e-13, atol=0)          # rounding only
     assert not np.array_equal(got, want)
