@@ -103,21 +103,16 @@ class BinStats:
             return out
         # A bin meets at most two straddling groups (one at each end).  p = 2: mean and
         # variance, elementwise; p = 1: every bin at once from windowed laws
-        # (_abs_first_moment); other p: bins with the same shape of parts (parts, o_1, o_2)
+        # (_ties.abs_first_moments); other p: bins with the same shape of parts (parts, o_1, o_2)
         # together, one vectorised call per shape.  Each bin's value depends on its own
         # entries only, not on which bins share its call.
-        key = parts.col * bias.shape[1] + parts.bin
-        order = np.argsort(key, kind="stable")
-        key = key[order]
-        starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
-        size = np.diff(np.r_[starts, key.shape[0]])
         fixed = self.fixed_outcome
-        if size.max() > 2:                       # not produced by calnotes; kept general
-            return self._abs_moment_loop(out, order, starts, size, p)
-        first = order[starts]
-        second = order[np.minimum(starts + 1, key.shape[0] - 1)]
+        bins = self._tie_bins()
+        if bins is None:                        # not produced by calnotes; kept general
+            return self._abs_moment_loop(out, p)
+        first, second, two = bins
+        size = 1 + two
         if p == 2:                  # mean and variance: one elementwise pass for every shape
-            two = size == 2
             cols, js = parts.col[first], parts.bin[first]
             mean = self.sum_prob[cols, js] - fixed[cols, js]
             var = np.zeros_like(mean)
@@ -133,13 +128,12 @@ class BinStats:
                 var[two] += v
             out[cols, js] = mean ** 2 + var
             return out
+        if p == 1:
+            cols, js, args = self._first_moment_inputs(first, second, two)
+            out[cols, js] = _ties.abs_first_moments(*args)
+            return out
         o1 = parts.o[first]
         o2 = np.where(size == 2, parts.o[second], -1)
-        if p == 1:
-            two = size == 2
-            cols, js = parts.col[first], parts.bin[first]
-            out[cols, js] = self._abs_first_moment(first, second, two)
-            return out
         shapes, which = np.unique(np.stack([size, o1, o2], axis=1), axis=0,
                                   return_inverse=True)
         which = which.ravel()
@@ -154,21 +148,39 @@ class BinStats:
             out[cols, js] = _ties.expected_abs_power(c, pieces, p)
         return out
 
-    def _abs_first_moment(self, first, second, two) -> np.ndarray:
-        """``E|S_j|`` of the bins with tie parts: ``first`` a part of each bin, ``second`` its
-        other part where ``two``; all bins at once by
-        :func:`calnotes._ties.abs_first_moments` (windowed laws, each bin's value a function
-        of its own parts), the numbers of :func:`calnotes._ties.expected_abs_power`."""
+    def _tie_bins(self):
+        """The bins with tie parts: ``(first, second, two)``, ``first`` a part of each bin,
+        ``second`` its other part where ``two``; ``None`` where a bin has more than two parts
+        (not produced by calnotes)."""
+        parts = self.parts
+        key = parts.col * self.sum_prob.shape[1] + parts.bin
+        order = np.argsort(key, kind="stable")
+        key = key[order]
+        starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+        size = np.diff(np.r_[starts, key.shape[0]])
+        if size.max() > 2:
+            return None
+        return order[starts], order[np.minimum(starts + 1, key.shape[0] - 1)], size == 2
+
+    def _first_moment_inputs(self, first, second, two) -> tuple:
+        """``(cols, js, args)``: the bins' places and the arguments of
+        :func:`calnotes._ties.abs_first_moments` for their ``E|S_j|``."""
         parts, fixed = self.parts, self.fixed_outcome
         cols, js = parts.col[first], parts.bin[first]
         c = self.sum_prob[cols, js] - fixed[cols, js]
         sec = np.where(two, second, first)
-        return _ties.abs_first_moments(c, parts.N[first], parts.K[first], parts.o[first],
-                                       parts.N[sec], parts.K[sec], parts.o[sec], two)
+        return cols, js, (c, parts.N[first], parts.K[first], parts.o[first],
+                          parts.N[sec], parts.K[sec], parts.o[sec], two)
 
-    def _abs_moment_loop(self, out, order, starts, size, p) -> np.ndarray:
+
+    def _abs_moment_loop(self, out, p) -> np.ndarray:
         """:meth:`abs_moment` grouping bins by shape in a loop (any number of parts)."""
         parts, fixed = self.parts, self.fixed_outcome
+        key = parts.col * self.sum_prob.shape[1] + parts.bin
+        order = np.argsort(key, kind="stable")
+        key = key[order]
+        starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+        size = np.diff(np.r_[starts, key.shape[0]])
         shapes: dict = {}
         for s, k in zip(starts.tolist(), size.tolist()):
             idx = order[s:s + k]
@@ -180,6 +192,34 @@ class BinStats:
             pieces = [(parts.N[rows[:, i]], parts.K[rows[:, i]], o) for i, o in enumerate(shape)]
             out[cols, js] = _ties.expected_abs_power(c, pieces, p)
         return out
+
+
+def abs_first_moments_together(stats_list: list) -> list:
+    """``[stats.abs_moment(1) for stats in stats_list]``, the tie parts of them all in one
+    call of :func:`calnotes._ties.abs_first_moments` (fewer, larger vectorised passes: the
+    plans of a block of resamples or of a slice of the null); the same numbers, since each
+    bin's value is a function of its own parts."""
+    outs, jobs = [], []
+    for stats in stats_list:
+        if stats.parts.size == 0:
+            outs.append(stats.abs_moment(1))
+            continue
+        bins = stats._tie_bins()
+        if bins is None:
+            outs.append(stats.abs_moment(1))
+            continue
+        out = np.abs(stats.bias_sum)
+        cols, js, args = stats._first_moment_inputs(*bins)
+        outs.append(out)
+        jobs.append((out, cols, js, args))
+    if jobs:
+        values = _ties.abs_first_moments(*(np.concatenate([job[3][i] for job in jobs])
+                                           for i in range(8)))
+        at = 0
+        for out, cols, js, _ in jobs:
+            out[cols, js] = values[at:at + cols.shape[0]]
+            at += cols.shape[0]
+    return outs
 
 
 def positives_by_class(labels: np.ndarray, n_classes: int) -> list[np.ndarray]:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._binstats import BinStats, TieParts, positives_by_class
+from ._binstats import BinStats, TieParts, abs_first_moments_together, positives_by_class
 from ._sorted import (MEASURES, SORT_WORKERS, Located, SortedColumns, _group_starts_rows,
                       mass_edges, measure_columns, parallel_ranges, searchsorted_rows,
                       threads_for, width_raw_bins)
@@ -75,7 +75,7 @@ SORTED_NULL_COLUMNS = 4
 #: (calnotes._ties), so threads contended for the interpreter -- 100,000 x 2 predictions
 #: rounded to two decimals took 20 s on 2 threads and 58 s on 16 (the 16-core grid of commit
 #: d834319, in the git history of benchmarks/grid_results_16cores.json).  Since then the parts
-#: of all bins are computed at once (``BinStats._abs_first_moment``); with the cap the point
+#: of all bins are computed at once (``_ties.abs_first_moments``); with the cap the point
 #: took 8.6 s at 16 threads on the 16-core host and 7.4 s on two cores (benchmarks/README.md).
 #: The cap itself has not been varied since: it stays until it is.
 TIED_THREAD_CAP = 2
@@ -611,12 +611,25 @@ class NullSampler:
         for (plan, names), cnt in zip(mine, counts):
             for name, v in plan.values_from_counts(cnt, names).items():
                 out[(id(plan), name)] = v.reshape(nb, c).mean(axis=1)
-        for (plan, names), (K, fixed) in zip(tied, tie_counts):
-            stats = plan.average_stats_from_counts(K, fixed)
-            for name in names:
-                out[(id(plan), name)] = measure_columns(stats, name).reshape(nb, c).mean(axis=1)
+        done = [(plan, names, plan.average_stats_from_counts(K, fixed))
+                for (plan, names), (K, fixed) in zip(tied, tie_counts)]
+        _measure_all(done, lambda plan, name, v: out.__setitem__(
+            (id(plan), name), v.reshape(nb, c).mean(axis=1)))
         done = {id(plan) for plan, _ in mine + tied}
         return [(plan, names) for plan, names in by_plan if id(plan) not in done]
+
+
+def _measure_all(done: list, put) -> None:
+    """``put(key, name, measure_columns(stats, name))`` for every ``(key, names, stats)`` of
+    ``done``, the tie-averaged ``E|S_j|`` of all their first-power measures from one call
+    (:func:`calnotes._binstats.abs_first_moments_together`: fewer, larger passes; the same
+    numbers)."""
+    ones = [i for i, (_, names, stats) in enumerate(done)
+            if stats.parts.size and any(MEASURES[name][0] == 1 for name in names)]
+    firsts = dict(zip(ones, abs_first_moments_together([done[i][2] for i in ones])))
+    for i, (key, names, stats) in enumerate(done):
+        for name in names:
+            put(key, name, measure_columns(stats, name, firsts.get(i)))
 
 
 def _part(progress, name: str):
@@ -950,7 +963,7 @@ class Resampler:
         by_plan: dict = {}
         for m, name in specs:
             by_plan.setdefault((m, MEASURES[name][1]), []).append(name)
-        out = {}
+        out, done = {}, []
         for (m, binning), names in by_plan.items():
             if binning == "mass":
                 edges = mass_edges(n, m)
@@ -989,8 +1002,8 @@ class Resampler:
                 count = (S[:, runs[1:]] - S[:, runs[:-1]]).astype(np.float64)
                 stats = BinStats(count=count, sum_prob=sum_prob,
                                  sum_outcome=sum_outcome.astype(np.float64), n=n)
-            for name in names:
-                out[m, name] = measure_columns(stats, name)
+            done.append(((m, binning), names, stats))
+        _measure_all(done, lambda key, name, v: out.__setitem__((key[0], name), v))
         return np.array([out[spec] for spec in specs]).reshape(len(specs), Bb)
 
     def _split_tie_groups(self, S, PK, cut, before, edges, count, sum_prob) -> BinStats:

@@ -902,10 +902,11 @@ MEASURES = {
 }
 
 
-def measure_columns(stats: BinStats, name: str) -> np.ndarray:
+def measure_columns(stats: BinStats, name: str, first: np.ndarray | None = None) -> np.ndarray:
     """Value of measure ``name`` for every column of ``stats`` (shape ``(columns,)``), exactly
-    as :mod:`calnotes.measures` computes it from the same :class:`BinStats`."""
+    as :mod:`calnotes.measures` computes it from the same :class:`BinStats`; ``first``, where
+    given, is ``stats.abs_moment(1)`` computed already."""
     p, _ = MEASURES[name]
     if p == 2:
         return stats.abs_moment(2).sum(axis=1) / stats.n ** 2
-    return stats.abs_moment(1).sum(axis=1) / stats.n
+    return (stats.abs_moment(1) if first is None else first).sum(axis=1) / stats.n

@@ -479,13 +479,7 @@ def _tie_stats(rng, c, m, top):
 
 
 def _loop_over_bins(stats, p):
-    parts, m = stats.parts, stats.sum_prob.shape[1]
-    out = np.abs(stats.bias_sum) ** p
-    key = parts.col * m + parts.bin
-    order = np.argsort(key, kind="stable")
-    starts = np.flatnonzero(np.r_[True, key[order][1:] != key[order][:-1]])
-    size = np.diff(np.r_[starts, key.shape[0]])
-    return stats._abs_moment_loop(out, order, starts, size, p)
+    return stats._abs_moment_loop(np.abs(stats.bias_sum) ** p, p)
 
 
 def test_abs_moment_by_shape_is_the_loop_over_bins():
