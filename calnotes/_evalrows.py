@@ -58,6 +58,12 @@ _CHUNK_BUDGET = 1 << 24
 #: Entries (resamples x columns x rows) of one block of bootstrap resamples (memory: about
 #: 40 bytes each).
 _RESAMPLE_BLOCK = 1 << 20
+#: The same where a one-column bootstrap's units are tie groups (ties="average"): its
+#: blocks' tie parts are computed together, fewer, larger passes.  Best of 3, two cores, the
+#: intervals of 50,000 binary predictions rounded to two decimals: 2^20 0.50 s, 2^21 0.43 s,
+#: 2^22 0.52 s; 100,000: 0.98 s, 0.86 s, 0.88 s (without ties 2^21 was slower: 0.29 s ->
+#: 0.35 s at 50,000).
+_RESAMPLE_BLOCK_GROUPS = 1 << 21
 #: Largest ``n x k`` and ``k`` for which the class-wise null numbers and locates every entry
 #: ``(row, class)`` once for all chunks of draws (memory: 24 bytes per entry, plus 4 per entry
 #: and binning plan for the plans' keys: about 800 MB at 2^24 entries and 6 plans); otherwise
@@ -1058,10 +1064,13 @@ class Resampler:
         return BinStats(count=count, sum_prob=sum_prob, sum_outcome=sum_outcome, n=n,
                         parts=tie_parts, fixed_outcome=fixed)
 
-    def block_size(self, B: int, workers: int = 1) -> int:
-        """Resamples per block: at most :data:`_RESAMPLE_BLOCK` entries, and at least one
-        block per worker."""
-        most = max(1, _RESAMPLE_BLOCK // (self.n * self.c))
+    def block_size(self, B: int, workers: int = 1, ties: str = "average") -> int:
+        """Resamples per block: at most :data:`_RESAMPLE_BLOCK` entries (twice that where the
+        units are tie groups: :data:`_RESAMPLE_BLOCK_GROUPS`), and at least one block per
+        worker."""
+        grouped = self.weighted and ties == "average" and not self.ties_agree
+        most = max(1, (_RESAMPLE_BLOCK_GROUPS if grouped else _RESAMPLE_BLOCK)
+                   // (self.n * self.c))
         if workers > 1:
             most = min(most, -(-B // workers))
         return most
@@ -1142,7 +1151,7 @@ def _bootstrap(prob: Problem, rows: list, ties, B: int, rng, canon, workers: int
     specs = [(row["n_bins"], row["measure"]) for row in rows]
     values = np.empty((len(rows), B))
     workers = threads_for(B * n * resampler.c, _MIN_THREAD_WORK, workers)
-    block = resampler.block_size(B, workers)
+    block = resampler.block_size(B, workers, ties)
     starts = list(range(0, B, block))
 
     weighted = resampler.weighted
