@@ -634,3 +634,24 @@ def test_threaded_references_equal_serial(monkeypatch):
         assert any(method == "folded-normal" for method, _ in first) == (budget == 0.0)
         for _ in range(5):
             assert refs(4, budget) == first
+
+
+def test_run_sums_is_the_sum_of_every_run_on_both_paths(monkeypatch):
+    """_evalrows.run_sums (one np.add.reduce per run where the runs are long, else one
+    reduceat) gives the integer sums of every run, empty runs included, on both paths (each
+    forced in turn, on long runs and on short ones): checked against a plain loop of sums.
+    Control: a run boundary off by one row is caught."""
+    rng = np.random.default_rng(3)
+    rows = (rng.random((5000, 7)) < 0.4).view(np.uint8)
+    for cuts in (40, 4000):                                       # long runs, short runs
+        at = np.unique(np.r_[0, rng.integers(0, 5000, cuts), 5000])
+        at = np.r_[at[:3], at[2], at[3:]]                         # an empty run
+        want = np.array([[int(v) for v in rows[a:b].sum(axis=0, dtype=np.int64)]
+                         for a, b in zip(at[:-1], at[1:])])
+        for loop_rows in (0, 10 ** 9):                            # every run alone; reduceat
+            monkeypatch.setattr(_evalrows, "_RUN_LOOP_ROWS", loop_rows)
+            got = _evalrows.run_sums(rows, at, np.int32)
+            assert got.dtype == np.int32 and np.array_equal(got, want), (cuts, loop_rows)
+            off = at.copy()
+            off[5] += 1
+            assert not np.array_equal(_evalrows.run_sums(rows, off, np.int32), want)
