@@ -1192,6 +1192,9 @@ def _bootstrap(prob: Problem, rows: list, ties, B: int, rng, canon, workers: int
         rank = np.empty(n, dtype=np.int64)
         rank[canon] = np.arange(n, dtype=np.int64)
         to_sorted = rank[resampler.order[0]]
+        # without tied predictions the canonical order is the column's sorted order
+        if np.array_equal(to_sorted, np.arange(n)):
+            to_sorted = None
 
     def positions(lo: int):
         """The block's resampled canonical positions, drawn in block order (the generator's
@@ -1209,7 +1212,8 @@ def _bootstrap(prob: Problem, rows: list, ties, B: int, rng, canon, workers: int
         draws = _offset_rows(draws, n)
         counts = np.bincount(draws.reshape(-1), minlength=(hi - lo) * n).reshape(hi - lo, n)
         if weighted:    # np.take: C order (an index array on the last axis gives F order,
-            return np.take(counts, to_sorted, axis=1)    # whose row sums and copies stride)
+            # whose row sums and copies stride)
+            return counts if to_sorted is None else np.take(counts, to_sorted, axis=1)
         W = np.empty((hi - lo, n), dtype=np.int32 if n < 2 ** 31 else np.int64)
         W[:, canon] = counts
         return W
