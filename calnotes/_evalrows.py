@@ -93,7 +93,8 @@ TIED_THREAD_CAP = 2
 _MIN_THREAD_WORK = 1 << 19
 #: Most replications per slice of the null where each column's counts come from running
 #: sums at a few positions (``ties="average"``, at most :data:`SORTED_NULL_COLUMNS` columns:
-#: a slice holds arrays of (positions + bins + tie parts) x replications only).  At 50,000
+#: a slice holds arrays of (positions + bins + tie parts) x replications only; fewer where
+#: the bins are many, within :data:`_SLICE_BUDGET`).  At 50,000
 #: binary predictions (200 draws, one thread; two threads) the p-values took: slices of 20
 #: 0.24 s (0.19 s), 50 0.22 s (0.19 s), 100 0.17 s (0.14 s), 200 0.24 s (0.22 s); rounded
 #: to two decimals 0.63 s (0.68 s), 0.53 s (0.50 s), 0.48 s (0.37 s), 0.55 s (0.47 s).
@@ -325,6 +326,7 @@ class NullSampler:
         sc = prob.sc
         self.n, self.c = sc.n, sc.c
         self.canon = np.asarray(canon, dtype=np.int64)        # canonical position -> row
+        self._positions: dict = {}      # _read_positions, by column and plans
         self.X = np.ascontiguousarray(prob.X, dtype=np.float64)
         # outcomes are kept in the canonical order (row p: the row canon[p]); with few
         # columns the predictions too, so that each chunk reads them in order
@@ -579,6 +581,25 @@ class NullSampler:
         eid += (np.arange(self.n, dtype=eid.dtype) * eid.dtype.type(self.c))[:, None]
         return eid.reshape(-1)
 
+    def _read_positions(self, j: int, mine: list, tied: list) -> tuple:
+        """Column ``j``'s positions at which :meth:`_counts_from_orders` reads the running
+        sums -- the bins' starts of the plans ``mine`` and the starts and the straddling
+        groups' ends of the plans ``tied`` (0 and n among them) -- as ``(at, starts,
+        mapped)``: the sorted distinct positions, each plan of ``mine``'s bin starts as
+        indices into ``at``, and each plan of ``tied``'s indices for
+        :meth:`BinPlan.tie_counts_from_running`.  The same for every slice of replications,
+        so computed once per column and set of plans (bins close to ``n`` make them as long
+        as the column)."""
+        key = (j, tuple(id(plan) for plan, _ in mine), tuple(id(plan) for plan, _ in tied))
+        found = self._positions.get(key)
+        if found is None:
+            at = np.unique(np.concatenate([plan.starts[j] for plan, _ in mine]
+                                          + [plan.tie_positions(j) for plan, _ in tied]))
+            found = (at, [np.searchsorted(at, plan.starts[j]) for plan, _ in mine],
+                     [plan.tie_index(j, at) for plan, _ in tied])
+            self._positions[key] = found       # several threads may compute it: the same
+        return found
+
     def _counts_from_orders(self, lo: int, hi: int, by_plan, out: dict, ties: str) -> list:
         """Values of the plans of ``by_plan`` for replications ``lo .. hi - 1`` (few columns)
         from running sums: per column, the replications' outcomes in the column's sorted order,
@@ -602,17 +623,13 @@ class NullSampler:
         kind = np.int32 if n < 2 ** 31 else np.int64
         for j in range(c):
             hits = self._hits[j][:, lo:hi]
-            # the running sums are read at the bins' starts and the straddling groups' ends
-            # only: sums of the runs between those positions (0 and n among them)
-            at = np.unique(np.concatenate([plan.starts[j] for plan, _ in mine]
-                                          + [plan.tie_positions(j) for plan, _ in tied]))
+            at, starts, mapped = self._read_positions(j, mine, tied)
             ran = np.zeros((at.size, nb), dtype=kind)
             np.cumsum(run_sums(hits.view(np.uint8), at, kind), axis=0, out=ran[1:])
-            for (plan, _), cnt in zip(mine, counts):
-                s = np.searchsorted(at, plan.starts[j])
+            for s, cnt in zip(starts, counts):
                 cnt[:, j, :] = (ran[s[1:]] - ran[s[:-1]]).T
-            for (plan, _), (K, fixed) in zip(tied, tie_counts):
-                plan.tie_counts_from_running(ran, j, K, fixed, at)
+            for (plan, _), (K, fixed), index in zip(tied, tie_counts, mapped):
+                plan.tie_counts_from_running(ran, j, K, fixed, index=index)
         for (plan, names), cnt in zip(mine, counts):
             for name, v in plan.values_from_counts(cnt, names).items():
                 out[(id(plan), name)] = v.reshape(nb, c).mean(axis=1)
@@ -878,7 +895,11 @@ def _monte_carlo(prob: Problem, specs, ties, draws: int, rng, workers: int, cano
     by_orders = ties == "average" and (c == 1 or sampler._orders is not None)
     todo = min(chunk, draws)
     if by_orders:               # slices of at most _ORDER_SLICE, as many per worker
-        slices = workers * -(-todo // (workers * _ORDER_SLICE))
+        # memory: a replication's counts, about four (c, m) arrays (m close to n: 200,000
+        # bins of two columns held 1.1 GB in slices of 100)
+        most = max(1, min(_ORDER_SLICE, _SLICE_BUDGET // max(1, workers)
+                          // max(1, 4 * c * width)))
+        slices = workers * -(-todo // (workers * most))
         per = -(-todo // slices)
     elif tied:
         per = mem

@@ -816,24 +816,35 @@ class BinPlan:
         gs = np.flatnonzero(g_col == col)
         return np.concatenate([self.starts[col], g_key[gs] - col * (n + 1), self._g_e[gs]])
 
-    def tie_counts_from_running(self, run: np.ndarray, col: int, K: np.ndarray,
-                                fixed: np.ndarray, at: np.ndarray | None = None) -> None:
-        """Fill ``K[:, g]`` (positives of each straddling group ``g`` of column ``col``) and
-        ``fixed[:, col, :]`` (each bin's positives outside the straddling groups) of ``nb``
-        replications from the running sums ``run`` of their outcomes in the column's sorted
-        order: shape ``(n + 1, nb)``, or, with ``at`` (sorted positions holding
-        :meth:`tie_positions`), ``run[i]`` the sum before position ``at[i]``.  Every group
-        lies in a run of sorted positions and a tie group that straddles no edge lies in one
-        bin, so both are differences of two running sums: the integer counts
-        :meth:`_average_stats` takes from the located positives."""
+    def tie_index(self, col: int, at: np.ndarray | None = None) -> tuple:
+        """``(a, e, s)``: the straddling groups' first and past-the-end sorted positions and
+        the bins' starts of column ``col`` (every group's entries; those of other columns are
+        not read), or, with ``at`` (sorted positions holding :meth:`tie_positions`), their
+        indices into ``at``."""
         n = self.sc.n
-        g_key, g_col, _, q_g, q_j, _ = self._flat_groups()
-        gs = np.flatnonzero(g_col == col)
+        g_key, g_col, _, _, _, _ = self._flat_groups()
         a = g_key - g_col * (n + 1)
         e = self._g_e
         s = self.starts[col]
         if at is not None:                               # positions -> rows of run
             a, e, s = (np.searchsorted(at, v) for v in (a, e, s))
+        return a, e, s
+
+    def tie_counts_from_running(self, run: np.ndarray, col: int, K: np.ndarray,
+                                fixed: np.ndarray, at: np.ndarray | None = None,
+                                index: tuple | None = None) -> None:
+        """Fill ``K[:, g]`` (positives of each straddling group ``g`` of column ``col``) and
+        ``fixed[:, col, :]`` (each bin's positives outside the straddling groups) of ``nb``
+        replications from the running sums ``run`` of their outcomes in the column's sorted
+        order: shape ``(n + 1, nb)``, or, with ``at`` (sorted positions holding
+        :meth:`tie_positions`), ``run[i]`` the sum before position ``at[i]``; ``index`` is
+        :meth:`tie_index` of ``col`` and ``at``, where computed already.  Every group lies
+        in a run of sorted positions and a tie group that straddles no edge lies in one bin,
+        so both are differences of two running sums: the integer counts
+        :meth:`_average_stats` takes from the located positives."""
+        _, g_col, _, q_g, q_j, _ = self._flat_groups()
+        gs = np.flatnonzero(g_col == col)
+        a, e, s = self.tie_index(col, at) if index is None else index
         K[:, gs] = (run[e[gs]] - run[a[gs]]).T
         total = (run[s[1:]] - run[s[:-1]]).astype(np.int64)                    # (m, nb)
         qs = np.flatnonzero(g_col[q_g] == col)
