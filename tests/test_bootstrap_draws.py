@@ -41,11 +41,19 @@ def test_position_type_beyond_int32():
     assert _evalrows._position_type(2 ** 31) is np.int64
 
 
-def test_offsets_switch_to_int64_before_overflow():
-    n = 2 ** 30
-    draws = np.array([[n - 1], [n - 1], [n - 1]], dtype=np.int32)
-    out = _evalrows._offset_rows(draws, n)
-    assert out.dtype == np.int64
-    assert out[:, 0].tolist() == [n - 1, 2 * n - 1, 3 * n - 1]
-    small = _evalrows._offset_rows(np.array([[1, 2], [0, 1]], dtype=np.int32), 3)
-    assert small.dtype == np.int32 and small.tolist() == [[1, 2], [3, 4]]    # fits: int32
+def test_row_counts_are_each_resamples_multiplicities():
+    """_row_counts (one bincount per resample) against one bincount of the whole block with
+    row offsets, and each count against a count by comparison; int32 output.  Control: the
+    draws of a resample shifted by one position give other counts."""
+    rng = np.random.default_rng(2)
+    for n, B in ((1, 3), (2, 5), (7, 4), (500, 40)):
+        draws = rng.integers(0, n, size=(B, n), dtype=np.int32)
+        got = _evalrows._row_counts(draws, n)
+        offsets = draws.astype(np.int64) + (np.arange(B) * n)[:, None]
+        want = np.bincount(offsets.reshape(-1), minlength=B * n).reshape(B, n)
+        assert got.dtype == np.int32 and np.array_equal(got, want), n
+        assert got[-1, n - 1] == (draws[-1] == n - 1).sum()
+        assert (got.sum(axis=1) == n).all()
+        if n > 1:
+            shifted = (draws + 1) % n
+            assert not np.array_equal(_evalrows._row_counts(shifted, n), want)
