@@ -1001,21 +1001,28 @@ class Resampler:
         v = self.sc.values[0]
         itype = np.int32 if n < 2 ** 31 else np.int64              # counts up to n
         ws = np.asarray(ws, dtype=itype)
-        PC = np.zeros((Bb, n + 1), dtype=itype)                     # copies before row i
-        np.cumsum(ws, axis=1, out=PC[:, 1:])
-        PY = np.zeros((Bb, n + 1), dtype=itype)                     # positives before row i
-        np.cumsum(ws * self.sorted_outcome[0], axis=1, out=PY[:, 1:])
         grouped = ties == "average" and not self.ties_agree
         if grouped:             # units: the tie groups
             if self._tie_bounds is None:
                 new = np.flatnonzero(v[1:] != v[:-1]) + 1
                 self._tie_bounds = np.concatenate([[0], new, [n]]).astype(np.int64)
             bounds = self._tie_bounds
-            # np.take keeps C order (an index array on the last axis gives Fortran order)
-            S, PK, vu = np.take(PC, bounds, axis=1), np.take(PY, bounds, axis=1), v[bounds[:-1]]
+            # copies and positives before each group: running sums of the groups' sums
+            # (one reduceat along each resample's row; the rows' running sums are not needed)
+            G = bounds.shape[0] - 1
+            S = np.zeros((Bb, G + 1), dtype=itype)
+            np.cumsum(np.add.reduceat(ws, bounds[:-1], axis=1), axis=1, out=S[:, 1:])
+            PK = np.zeros((Bb, G + 1), dtype=itype)
+            np.cumsum(np.add.reduceat(ws * self.sorted_outcome[0], bounds[:-1], axis=1),
+                      axis=1, out=PK[:, 1:])
+            vu = v[bounds[:-1]]
             wx = (np.diff(S, axis=1) * vu).reshape(-1)
         else:                   # units: the rows
-            S, PK, vu = PC, PY, v
+            S = np.zeros((Bb, n + 1), dtype=itype)                  # copies before row i
+            np.cumsum(ws, axis=1, out=S[:, 1:])
+            PK = np.zeros((Bb, n + 1), dtype=itype)                 # positives before row i
+            np.cumsum(ws * self.sorted_outcome[0], axis=1, out=PK[:, 1:])
+            vu = v
             wx = (ws * v).reshape(-1)
         G = S.shape[1] - 1                                          # units
         row0 = (np.arange(Bb, dtype=np.int64) * G)[:, None]
