@@ -209,3 +209,73 @@ def test_bad_input_is_refused_naming_the_argument():
         pb.expected_abs_deviation([1.0], [0.5, 0.5, 0.5], [2])
     with pytest.raises(ValueError, match="a: expected shape"):
         pb.expected_abs_deviation([1.0, 2.0], [0.5, 0.5], [2])
+
+
+def _rounded(rng, L: int, d: int) -> np.ndarray:
+    """``L`` probabilities taking ``d`` distinct values (rounded to two decimals, as a bin of
+    exported predictions), shuffled, with a few exact 0s and 1s."""
+    values = rng.choice(np.arange(1, 100) / 100, size=d, replace=False)
+    q = rng.choice(values, size=L)
+    q[rng.integers(0, L, size=3)] = rng.choice([0.0, 1.0], size=3)
+    return q
+
+
+def test_sums_of_few_values_take_the_binomial_path_and_match_rational_arithmetic(monkeypatch):
+    """Sums of more than LEAF random terms with at most RUN_DISTINCT distinct values (one per
+    RUN_SHARE terms) are convolved binomials (pb._run_pmfs): lengths 65 to 160, 1 to 16
+    values, against exact rational arithmetic, within the engine's stated bound.  The path is
+    checked to be taken for them, and not for 17 values or for sums of at most LEAF terms.
+    Negative control: one term left out is rejected."""
+    rng = np.random.default_rng(7)
+    qs = [_rounded(rng, L, d) for L, d in ((68, 1), (70, 2), (90, 5), (140, 16), (160, 9))]
+    taken = []
+    original = pb._run_pmfs
+
+    def counted(values, mults, L, N):
+        taken.extend(int(v.shape[0]) for v in values)
+        return original(values, mults, L, N)
+
+    monkeypatch.setattr(pb, "_run_pmfs", counted)
+    got = pb.pmfs(qs)
+    assert sorted(taken) == sorted(len(np.unique(q[(q > 0) & (q < 1)])) for q in qs)
+    for q, pmf in zip(qs, got):
+        exact = np.array([float(v) for v in _rational_pmf(q)])
+        assert _within(pmf, exact, q.size), q.size
+    taken.clear()
+    pb.pmfs([_rounded(rng, 200, 17), _rounded(rng, 60, 3)])   # 17 values; LEAF terms or fewer
+    assert taken == []
+    q = qs[-1]
+    exact = np.array([float(v) for v in _rational_pmf(q)])
+    one = int(np.flatnonzero((q > 0) & (q < 1))[0])
+    assert not _within(np.r_[pb.pmfs([np.delete(q, one)])[0], 0.0], exact, q.size)
+
+
+def test_long_sums_of_few_values_against_the_direct_recursion_and_the_tree(monkeypatch):
+    """Sums of 1,000 to 6,000 terms with 2 to 16 values: the binomial path is within the
+    engine's bound of the direct recursion (exact up to relative 2 L eps, so the two differ by
+    at most both bounds), as is the FFT tree on the same sums (the path switched off)."""
+    rng = np.random.default_rng(8)
+    qs = [_rounded(rng, L, d) for L, d in ((1000, 2), (2500, 7), (6000, 16))]
+    got = pb.pmfs(qs)
+    monkeypatch.setattr(pb, "RUN_DISTINCT", 0)
+    tree = pb.pmfs(qs)
+    for q, pmf, other in zip(qs, got, tree):
+        ref = poisson_binomial_pmf(q)
+        assert np.all(np.abs(pmf - ref) <= 2 * _bound(q.size, ref))
+        assert np.all(np.abs(other - ref) <= 2 * _bound(q.size, ref))
+        one = int(np.flatnonzero((q > 0) & (q < 1))[0])
+        monkeypatch.setattr(pb, "RUN_DISTINCT", 16)
+        dropped = np.r_[pb.pmfs([np.delete(q, one)])[0], 0.0]
+        assert not np.all(np.abs(dropped - ref) <= 2 * _bound(q.size, ref))
+        monkeypatch.setattr(pb, "RUN_DISTINCT", 0)
+
+
+def test_sums_of_few_values_in_a_batch_are_the_one_at_a_time_result_bit_for_bit():
+    """Run sums of different lengths sharing a DFT size, of different sizes, with the other
+    kinds of sums in one batch: each the one-at-a-time result, bit for bit."""
+    rng = np.random.default_rng(9)
+    qs = [_rounded(rng, int(L), int(rng.integers(2, 17))) for L in rng.integers(130, 900, 30)]
+    qs += [_awkward(300, rng), rng.uniform(size=70), []]
+    batch = pb.pmfs(qs)
+    for q, pmf in zip(qs, batch):
+        assert np.array_equal(pmf, pb.pmfs([q])[0])
