@@ -15,9 +15,10 @@ taken out first and only shift ``K`` (:func:`random_parts`).  The remaining prod
   one batch) multiplied pairwise up a balanced tree of real FFT convolutions, one FFT call per
   tree level for all sums with the same number of leaves.  Cost ``O(L log^2 L)`` per sum of
   length ``L`` instead of the recursion's ``O(L^2)``;
-* for a longer sum whose terms take at most :data:`RUN_DISTINCT` distinct values (at most one
-  per :data:`RUN_SHARE` terms: probabilities rounded to two decimals, a bin of them holding a
-  handful of values) as the product of the DFTs of its binomial factors, inverted once
+* for a longer sum whose terms, in their given order, change value at most
+  :data:`RUN_DISTINCT` - 1 times (at most once per :data:`RUN_SHARE` terms: a bin of sorted
+  predictions rounded to two decimals holds a handful of values) as the product of the DFTs
+  of its binomial factors, inverted once
   (:func:`_run_pmfs`): ``O(d L + L log L)`` for ``d`` values.  On 50,000 binary predictions
   rounded to two decimals the report's exact laws took 0.15 s instead of 0.4 s (one core).
 
@@ -312,22 +313,24 @@ def _split_runs(random_q: np.ndarray, counts: np.ndarray, direct_max: int) -> tu
     """The sums that :func:`_run_pmfs` builds (more than ``direct_max`` random terms, at most
     :data:`RUN_DISTINCT` distinct values and one per :data:`RUN_SHARE` terms) as
     ``(runs, values, mults)``: their indices and each one's distinct values (ascending) with
-    their multiplicities."""
+    their multiplicities.  A sum is a candidate where its terms, in their given order, change
+    value at most ``RUN_DISTINCT - 1`` times (bins of sorted predictions; one pass, no sort
+    of every term); only the candidates' terms are sorted."""
     B = counts.shape[0]
     row = np.repeat(np.arange(B), counts)
-    order = np.lexsort((random_q, row))
-    q, r = random_q[order], row[order]
-    new = np.ones(q.shape[0], dtype=bool)
-    new[1:] = (q[1:] != q[:-1]) | (r[1:] != r[:-1])
-    distinct = np.bincount(r[new], minlength=B)
-    runs = np.flatnonzero((counts > direct_max) & (distinct <= RUN_DISTINCT)
-                          & (distinct * RUN_SHARE <= counts))
-    starts = np.flatnonzero(new)
-    ends = np.r_[starts[1:], q.shape[0]]
-    first_run = np.concatenate([[0], np.cumsum(distinct)])
-    values = [q[starts[first_run[b]:first_run[b + 1]]] for b in runs.tolist()]
-    mults = [(ends - starts)[first_run[b]:first_run[b + 1]].astype(np.float64)
-             for b in runs.tolist()]
+    change = np.ones(random_q.shape[0], dtype=bool)
+    change[1:] = (random_q[1:] != random_q[:-1]) | (row[1:] != row[:-1])
+    pieces = np.bincount(row[change], minlength=B)
+    runs = np.flatnonzero((counts > direct_max) & (pieces <= RUN_DISTINCT)
+                          & (pieces * RUN_SHARE <= counts))
+    if runs.size == 0:
+        return runs, [], []
+    offsets = np.concatenate([[0], np.cumsum(counts)])
+    values, mults = [], []
+    for b in runs.tolist():
+        v, r = np.unique(random_q[offsets[b]:offsets[b + 1]], return_counts=True)
+        values.append(v)
+        mults.append(r.astype(np.float64))
     return runs, values, mults
 
 

@@ -212,20 +212,22 @@ def test_bad_input_is_refused_naming_the_argument():
 
 
 def _rounded(rng, L: int, d: int) -> np.ndarray:
-    """``L`` probabilities taking ``d`` distinct values (rounded to two decimals, as a bin of
-    exported predictions), shuffled, with a few exact 0s and 1s."""
+    """``L`` probabilities taking ``d`` distinct values (rounded to two decimals), with a few
+    exact 0s and 1s, sorted: a bin of exported predictions."""
     values = rng.choice(np.arange(1, 100) / 100, size=d, replace=False)
     q = rng.choice(values, size=L)
     q[rng.integers(0, L, size=3)] = rng.choice([0.0, 1.0], size=3)
-    return q
+    return np.sort(q)
 
 
 def test_sums_of_few_values_take_the_binomial_path_and_match_rational_arithmetic(monkeypatch):
-    """Sums of more than LEAF random terms with at most RUN_DISTINCT distinct values (one per
-    RUN_SHARE terms) are convolved binomials (pb._run_pmfs): lengths 65 to 160, 1 to 16
-    values, against exact rational arithmetic, within the engine's stated bound.  The path is
-    checked to be taken for them, and not for 17 values or for sums of at most LEAF terms.
-    Negative control: one term left out is rejected."""
+    """Sums of more than LEAF random terms whose values change at most RUN_DISTINCT - 1 times
+    in their order (once per RUN_SHARE terms at most: sorted bins of rounded predictions) are
+    convolved binomials (pb._run_pmfs): lengths 65 to 160, 1 to 16 values, against exact
+    rational arithmetic, within the engine's stated bound.  The path is checked to be taken
+    for them, and not for 17 values, sums of at most LEAF terms, or few values in an order
+    that changes value often (those go to the tree, also within the bound).  Negative
+    control: one term left out is rejected."""
     rng = np.random.default_rng(7)
     qs = [_rounded(rng, L, d) for L, d in ((68, 1), (70, 2), (90, 5), (140, 16), (160, 9))]
     taken = []
@@ -242,8 +244,11 @@ def test_sums_of_few_values_take_the_binomial_path_and_match_rational_arithmetic
         exact = np.array([float(v) for v in _rational_pmf(q)])
         assert _within(pmf, exact, q.size), q.size
     taken.clear()
-    pb.pmfs([_rounded(rng, 200, 17), _rounded(rng, 60, 3)])   # 17 values; LEAF terms or fewer
-    assert taken == []
+    shuffled = rng.permutation(qs[2])
+    got = pb.pmfs([_rounded(rng, 200, 17), _rounded(rng, 60, 3), shuffled])
+    assert taken == []                     # 17 values; LEAF terms or fewer; unsorted
+    exact = np.array([float(v) for v in _rational_pmf(shuffled)])
+    assert _within(got[2], exact, shuffled.size)
     q = qs[-1]
     exact = np.array([float(v) for v in _rational_pmf(q)])
     one = int(np.flatnonzero((q > 0) & (q < 1))[0])
