@@ -316,16 +316,21 @@ def _split_runs(random_q: np.ndarray, counts: np.ndarray, direct_max: int) -> tu
     their multiplicities.  A sum is a candidate where its terms, in their given order, change
     value at most ``RUN_DISTINCT - 1`` times (bins of sorted predictions; one pass, no sort
     of every term); only the candidates' terms are sorted."""
-    B = counts.shape[0]
-    row = np.repeat(np.arange(B), counts)
-    change = np.ones(random_q.shape[0], dtype=bool)
-    change[1:] = (random_q[1:] != random_q[:-1]) | (row[1:] != row[:-1])
-    pieces = np.bincount(row[change], minlength=B)
-    runs = np.flatnonzero((counts > direct_max) & (pieces <= RUN_DISTINCT)
-                          & (pieces * RUN_SHARE <= counts))
+    long = np.flatnonzero(counts > direct_max)
+    if long.size == 0:
+        return long, [], []
+    offsets = np.concatenate([[0], np.cumsum(counts)])
+    # value changes inside each long sum: neq[i] = q[i + 1] != q[i], summed over
+    # [start, end - 1) of each sum by one reduceat over interleaved bounds (nothing of the
+    # terms' size but these bytes: no row index per term)
+    neq = np.zeros(random_q.shape[0], dtype=np.uint8)
+    np.not_equal(random_q[1:], random_q[:-1], out=neq[:-1].view(bool))
+    bounds = np.stack([offsets[long], offsets[long + 1] - 1], axis=1).reshape(-1)
+    pieces = 1 + np.add.reduceat(neq, bounds, dtype=np.int64)[0::2]
+    keep = (pieces <= RUN_DISTINCT) & (pieces * RUN_SHARE <= counts[long])
+    runs = long[keep]
     if runs.size == 0:
         return runs, [], []
-    offsets = np.concatenate([[0], np.cumsum(counts)])
     values, mults = [], []
     for b in runs.tolist():
         v, r = np.unique(random_q[offsets[b]:offsets[b + 1]], return_counts=True)
