@@ -19,7 +19,7 @@ taken out first and only shift ``K`` (:func:`random_parts`).  The remaining prod
   :data:`RUN_DISTINCT` - 1 times (at most once per :data:`RUN_SHARE` terms: a bin of sorted
   predictions rounded to two decimals holds a handful of values) as the product of the DFTs
   of its binomial factors, inverted once
-  (:func:`_run_pmfs`): ``O(d L + L log L)`` for ``d`` values.  On 50,000 binary predictions
+  (``_run_pmfs``): ``O(d L + L log L)`` for ``d`` values.  On 50,000 binary predictions
   rounded to two decimals the report's exact laws took 0.15 s instead of 0.4 s (one core).
 
 Accuracy
@@ -40,7 +40,7 @@ Accuracy
     against exact rational arithmetic (lengths 1 to 160, sums of few values included), mpmath
     binomial laws (up to ``L = 10^5``, now by the binomial path) and the direct recursion (up
     to ``L = 6000``); the largest error seen there is ``0.05 eps log2(2 L)^2``.  The binomial
-    path (:func:`_run_pmfs`) has errors of the same kind (an absolute ``O((d + 1) eps log2
+    path (``_run_pmfs``) has errors of the same kind (an absolute ``O((d + 1) eps log2
     N)``); on the mpmath binomials it was within 0.003 of the bound (the tree: 0.005), and
     on sums of 2 to 11 values within 3e-17 absolute of a ``long double`` recursion.  ``E|a - K|`` then carries an absolute error of at most
     ``sum_s bound[s] |a - s|``; in the reports' references the relative change against the
@@ -182,7 +182,7 @@ def pmf_blocks(random_q, counts, direct_max: int = LEAF):
     blocks, whose rows the caller divides by their sums (:func:`pmfs` does it row by row).
     Sums of at most ``direct_max`` random terms use the recursion (default :data:`LEAF`);
     longer sums of few distinct probabilities (:data:`RUN_DISTINCT`) are convolved binomials
-    (:func:`_run_pmfs`), the others come from the FFT tree (:func:`_tree_blocks`).
+    (``_run_pmfs``), the others come from the FFT tree (``_tree_blocks``).
     """
     counts = np.asarray(counts, dtype=np.int64)
     runs, values, mults = _split_runs(random_q, counts, direct_max)
@@ -241,7 +241,7 @@ def _tree_blocks(random_q, counts, direct_max: int):
 
 #: Sums of more than :data:`LEAF` random terms taking at most this many distinct values, and
 #: at most one per :data:`RUN_SHARE` terms, are built as convolutions of binomial laws
-#: (:func:`_run_pmfs`): a sum of rounded probabilities (a bin of predictions exported with
+#: (``_run_pmfs``): a sum of rounded probabilities (a bin of predictions exported with
 #: two decimals holds a handful of values) is a convolution of a few binomials.
 RUN_DISTINCT = 16
 RUN_SHARE = 8
@@ -310,7 +310,7 @@ def _run_pmfs(values: list, mults: list, L: np.ndarray, N: int) -> np.ndarray:
 
 
 def _split_runs(random_q: np.ndarray, counts: np.ndarray, direct_max: int) -> tuple:
-    """The sums that :func:`_run_pmfs` builds (more than ``direct_max`` random terms, at most
+    """The sums that ``_run_pmfs`` builds (more than ``direct_max`` random terms, at most
     :data:`RUN_DISTINCT` distinct values and one per :data:`RUN_SHARE` terms) as
     ``(runs, values, mults)``: their indices and each one's distinct values (ascending) with
     their multiplicities.  A sum is a candidate where its terms, in their given order, change
