@@ -38,6 +38,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .poisson_binomial import ratios_from_mode
+
 __all__ = ["TIES", "check_ties", "straddling_groups", "hypergeom_pmf_rows",
            "hypergeom_mean_var_arrays", "WindowedLaws", "abs_first_moments",
            "expected_abs_power"]
@@ -199,6 +201,34 @@ def _reflected(w: np.ndarray, K: np.ndarray, o: np.ndarray, oc: np.ndarray,
     return np.where(inside, np.take_along_axis(w, np.where(inside, s, 0), axis=1), 0.0)
 
 
+def _hyp_grid(N, K, o, lo, width) -> tuple:
+    """The grid of :func:`_log_mode_ratios` and :func:`_mode_ratios`: ``(t, Kf, Nf, of, step,
+    mode, below, outside)`` -- the values ``t = lo + j`` (float), ``K``, ``N``, ``o`` as float
+    columns, where a step from ``t`` to ``t + 1`` lies in the support, the mode
+    (``floor((o+1)(K+1)/(N+2))`` clipped to the support), the columns before it, and the
+    entries outside the row's window or support."""
+    K = np.atleast_1d(np.asarray(K, dtype=np.int64))
+    N = np.broadcast_to(np.asarray(N, dtype=np.int64), K.shape)
+    o = np.broadcast_to(np.asarray(o, dtype=np.int64), K.shape)
+    lo = np.broadcast_to(np.asarray(lo, dtype=np.int64), K.shape)
+    width = np.broadcast_to(np.asarray(width, dtype=np.int64), K.shape)
+    idx = np.arange(int(width.max()), dtype=np.int64)[None, :]
+    t = (lo[:, None] + idx).astype(np.float64)
+    Kf = K[:, None].astype(np.float64)
+    Nf = N[:, None].astype(np.float64)
+    of = o[:, None].astype(np.float64)
+    s_lo = np.maximum(0, o - (N - K))
+    s_hi = np.minimum(o, K)
+    step = (t >= s_lo[:, None]) & (t < s_hi[:, None])
+    mode = np.clip(np.floor((of + 1.0) * (Kf + 1.0) / (Nf + 2.0)).astype(np.int64)[:, 0],
+                   s_lo, s_hi)
+    below = idx < (mode - lo)[:, None]
+    absolute = lo[:, None] + idx
+    outside = ((idx >= width[:, None]) | (absolute < s_lo[:, None])
+               | (absolute > s_hi[:, None]))
+    return t, Kf, Nf, of, step, mode, below, outside
+
+
 def _log_mode_ratios(N, K, o, lo, width) -> tuple:
     """``log P(t) - log P(mode)`` of ``Hyp(N[r], K[r], o[r])`` at ``t = lo[r] + j`` for
     ``j < width[r]`` (a window inside the support), padded to ``max(width)`` columns.
@@ -210,27 +240,11 @@ def _log_mode_ratios(N, K, o, lo, width) -> tuple:
     either side (the padding adds zeros) nor on the other rows of the call.  Entries outside
     the row's window or support are ``-inf``.  Returns ``(logp, mode)``, ``mode`` absolute.
     """
-    K = np.atleast_1d(np.asarray(K, dtype=np.int64))
-    N = np.broadcast_to(np.asarray(N, dtype=np.int64), K.shape)
-    o = np.broadcast_to(np.asarray(o, dtype=np.int64), K.shape)
-    lo = np.broadcast_to(np.asarray(lo, dtype=np.int64), K.shape)
-    width = np.broadcast_to(np.asarray(width, dtype=np.int64), K.shape)
-    R = K.shape[0]
-    top = int(width.max())
-    idx = np.arange(top, dtype=np.int64)[None, :]
-    t = (lo[:, None] + idx).astype(np.float64)
-    Kf = K[:, None].astype(np.float64)
-    Nf = N[:, None].astype(np.float64)
-    of = o[:, None].astype(np.float64)
-    s_lo = np.maximum(0, o - (N - K))
-    s_hi = np.minimum(o, K)
-    step = (t >= s_lo[:, None]) & (t < s_hi[:, None])
+    t, Kf, Nf, of, step, mode, below, outside = _hyp_grid(N, K, o, lo, width)
+    R, top = t.shape
     with np.errstate(divide="ignore", invalid="ignore"):
         inc = (np.log(np.where(step, (Kf - t) * (of - t), 1.0))
                - np.log(np.where(step, (t + 1.0) * (Nf - Kf - of + t + 1.0), 1.0)))
-    mode = np.clip(np.floor((of + 1.0) * (Kf + 1.0) / (Nf + 2.0)).astype(np.int64)[:, 0],
-                   s_lo, s_hi)
-    below = idx < (mode - lo)[:, None]
     logp = np.empty((R, top))
     logp[:, 0] = 0.0
     fwd = np.where(below, 0.0, inc)
@@ -240,8 +254,7 @@ def _log_mode_ratios(N, K, o, lo, width) -> tuple:
     np.cumsum(back, axis=1, out=back)
     np.negative(back, out=back)
     np.copyto(logp, back[:, ::-1], where=below)
-    absolute = lo[:, None] + idx
-    logp[(idx >= width[:, None]) | (absolute < s_lo[:, None]) | (absolute > s_hi[:, None])] = -np.inf
+    logp[outside] = -np.inf
     return logp, mode
 
 
@@ -367,37 +380,10 @@ def _mode_ratios(N, K, o, lo, width) -> np.ndarray:
     the window reaches or on the other rows of the call.  Inside a window of
     :func:`_window_laws` the products lie between ``e^-56`` and about 1: no underflow.
     """
-    K = np.atleast_1d(np.asarray(K, dtype=np.int64))
-    N = np.broadcast_to(np.asarray(N, dtype=np.int64), K.shape)
-    o = np.broadcast_to(np.asarray(o, dtype=np.int64), K.shape)
-    lo = np.broadcast_to(np.asarray(lo, dtype=np.int64), K.shape)
-    width = np.broadcast_to(np.asarray(width, dtype=np.int64), K.shape)
-    top = int(width.max())
-    idx = np.arange(top, dtype=np.int64)[None, :]
-    t = (lo[:, None] + idx).astype(np.float64)
-    Kf = K[:, None].astype(np.float64)
-    Nf = N[:, None].astype(np.float64)
-    of = o[:, None].astype(np.float64)
-    s_lo = np.maximum(0, o - (N - K))
-    s_hi = np.minimum(o, K)
-    mode = np.clip(np.floor((of + 1.0) * (Kf + 1.0) / (Nf + 2.0)).astype(np.int64)[:, 0],
-                   s_lo, s_hi)
-    step = (t >= s_lo[:, None]) & (t < s_hi[:, None])
-    below = idx < (mode - lo)[:, None]
-    num = (Kf - t) * (of - t)
-    den = (t + 1.0) * (Nf - Kf - of + t + 1.0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        f = np.where(step, np.where(below, den, num) / np.where(below, num, den), 1.0)
-    val = np.empty_like(f)
-    val[:, 0] = 1.0
-    fwd = np.where(below, 1.0, f)
-    np.cumprod(fwd, axis=1, out=fwd)
-    val[:, 1:] = fwd[:, :-1]
-    back = np.where(below, f, 1.0)[:, ::-1]
-    np.cumprod(back, axis=1, out=back)
-    np.copyto(val, back[:, ::-1], where=below)
-    absolute = lo[:, None] + idx
-    val[(idx >= width[:, None]) | (absolute < s_lo[:, None]) | (absolute > s_hi[:, None])] = 0.0
+    t, Kf, Nf, of, step, _, below, outside = _hyp_grid(N, K, o, lo, width)
+    val = ratios_from_mode((Kf - t) * (of - t), (t + 1.0) * (Nf - Kf - of + t + 1.0), step,
+                           below)
+    val[outside] = 0.0
     return val
 
 

@@ -247,6 +247,36 @@ RUN_DISTINCT = 16
 RUN_SHARE = 8
 
 
+def ratios_from_mode(num: np.ndarray, den: np.ndarray, step: np.ndarray,
+                     below: np.ndarray) -> np.ndarray:
+    """``P(t) / P(mode)`` along each row of a unimodal law given by its step ratios
+    ``P(t+1) / P(t) = num / den`` (where ``step``; elsewhere no step): running products from
+    the mode outwards, the ratios above it and their inverses (``den / num``) below it
+    (``below`` marks the columns before the mode), one division per step.  Each entry is that
+    sequential product, so it depends on its own row only, and not on how far the row
+    reaches on either side (the padding multiplies by 1).  The engine of
+    :func:`calnotes._ties._mode_ratios` (hypergeometric laws) and of the binomial laws of
+    :func:`pmf_blocks`.
+
+    Examples
+    --------
+    >>> t = np.arange(3.0)[None, :]                       # Bin(2, 1/2): ratios (2 - t)/(t + 1)
+    >>> ratios_from_mode(2 - t, t + 1, t < 2, t < 1).tolist()
+    [[0.5, 1.0, 0.5]]
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        f = np.where(step, np.where(below, den, num) / np.where(below, num, den), 1.0)
+    out = np.empty_like(f)
+    out[:, 0] = 1.0
+    fwd = np.where(below, 1.0, f)
+    np.cumprod(fwd, axis=1, out=fwd)
+    out[:, 1:] = fwd[:, :-1]
+    back = np.where(below, f, 1.0)[:, ::-1]
+    np.cumprod(back, axis=1, out=back)
+    np.copyto(out, back[:, ::-1], where=below)
+    return out
+
+
 def _binomial_rows(r: np.ndarray, v: np.ndarray) -> np.ndarray:
     """The laws ``Bin(r[i], v[i])`` (``0 < v < 1``) relative to their modes (``P(t) /
     P(mode)``, not normalised), zero-padded to ``max(r) + 1`` entries: running products of the
@@ -259,20 +289,8 @@ def _binomial_rows(r: np.ndarray, v: np.ndarray) -> np.ndarray:
     t = np.arange(int(r.max()) + 1, dtype=np.float64)[None, :]
     mode = np.floor((r + 1.0) * v)
     mode = np.minimum(mode, r)
-    below = t < mode
-    inside = t < r                                             # a step from t to t + 1
-    num = (r - t) * v
-    den = (t + 1.0) * (1.0 - v)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        f = np.where(inside, np.where(below, den, num) / np.where(below, num, den), 1.0)
-    law = np.empty_like(f)
-    law[:, 0] = 1.0
-    fwd = np.where(below, 1.0, f)
-    np.cumprod(fwd, axis=1, out=fwd)
-    law[:, 1:] = fwd[:, :-1]
-    back = np.where(below, f, 1.0)[:, ::-1]
-    np.cumprod(back, axis=1, out=back)
-    np.copyto(law, back[:, ::-1], where=below)
+    # a step from t to t + 1 where t < r
+    law = ratios_from_mode((r - t) * v, (t + 1.0) * (1.0 - v), t < r, t < mode)
     law[t > r] = 0.0
     return law
 
