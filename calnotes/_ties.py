@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .poisson_binomial import ratios_from_mode
+from .poisson_binomial import accumulate_from_mode, ratios_from_mode
 
 __all__ = ["TIES", "check_ties", "straddling_groups", "hypergeom_pmf_rows",
            "hypergeom_mean_var_arrays", "WindowedLaws", "abs_first_moments",
@@ -241,19 +241,12 @@ def _log_mode_ratios(N, K, o, lo, width) -> tuple:
     the row's window or support are ``-inf``.  Returns ``(logp, mode)``, ``mode`` absolute.
     """
     t, Kf, Nf, of, step, mode, below, outside = _hyp_grid(N, K, o, lo, width)
-    R, top = t.shape
     with np.errstate(divide="ignore", invalid="ignore"):
         inc = (np.log(np.where(step, (Kf - t) * (of - t), 1.0))
                - np.log(np.where(step, (t + 1.0) * (Nf - Kf - of + t + 1.0), 1.0)))
-    logp = np.empty((R, top))
-    logp[:, 0] = 0.0
-    fwd = np.where(below, 0.0, inc)
-    np.cumsum(fwd, axis=1, out=fwd)
-    logp[:, 1:] = fwd[:, :-1]
-    back = np.where(below, inc, 0.0)[:, ::-1]
-    np.cumsum(back, axis=1, out=back)
-    np.negative(back, out=back)
-    np.copyto(logp, back[:, ::-1], where=below)
+    # below the mode the outward steps are -inc (a sum of negated terms is the negated sum,
+    # bit for bit)
+    logp = accumulate_from_mode(np.where(below, -inc, inc), below, np.add)
     logp[outside] = -np.inf
     return logp, mode
 

@@ -266,13 +266,32 @@ def ratios_from_mode(num: np.ndarray, den: np.ndarray, step: np.ndarray,
     """
     with np.errstate(divide="ignore", invalid="ignore"):
         f = np.where(step, np.where(below, den, num) / np.where(below, num, den), 1.0)
+    return accumulate_from_mode(f, below, np.multiply)
+
+
+def accumulate_from_mode(f: np.ndarray, below: np.ndarray, op) -> np.ndarray:
+    """Running ``op``-accumulations of the outward steps ``f`` from each row's mode: column
+    ``j`` above the mode accumulates ``f`` from the mode up to ``j - 1``, column ``j`` below
+    it accumulates ``f`` from ``j`` up to the mode's left neighbour (``f`` there being the
+    inverse steps); the mode itself, and the padding, are ``op``'s identity.  ``op`` is
+    ``np.multiply`` for ratios (:func:`ratios_from_mode`) and ``np.add`` for log-ratios
+    (:func:`calnotes._ties._log_mode_ratios`).  Sequential, so each entry depends on its own
+    row and its distance from the mode only.
+
+    Examples
+    --------
+    >>> f = np.array([[2.0, 3.0, 0.5, 0.25]])           # steps; the mode is column 2
+    >>> accumulate_from_mode(f, np.arange(4)[None, :] < 2, np.multiply).tolist()
+    [[6.0, 3.0, 1.0, 0.5]]
+    """
+    identity = op.identity
     out = np.empty_like(f)
-    out[:, 0] = 1.0
-    fwd = np.where(below, 1.0, f)
-    np.cumprod(fwd, axis=1, out=fwd)
+    out[:, 0] = identity
+    fwd = np.where(below, identity, f)
+    op.accumulate(fwd, axis=1, out=fwd)
     out[:, 1:] = fwd[:, :-1]
-    back = np.where(below, f, 1.0)[:, ::-1]
-    np.cumprod(back, axis=1, out=back)
+    back = np.where(below, f, identity)[:, ::-1]
+    op.accumulate(back, axis=1, out=back)
     np.copyto(out, back[:, ::-1], where=below)
     return out
 
