@@ -101,11 +101,13 @@ class BinStats:
         parts = self.parts
         if parts.size == 0:
             return out
-        # A bin meets at most two straddling groups (one at each end).  p = 2: mean and
-        # variance, elementwise; p = 1: every bin at once from windowed laws
-        # (_ties.abs_first_moments); other p: bins with the same shape of parts (parts, o_1, o_2)
+        # A bin meets at most two straddling groups (one at each end).  p = 1: every bin at
+        # once from windowed laws (abs_first_moments_together); p = 2: mean and variance,
+        # elementwise; other p: bins with the same shape of parts (parts, o_1, o_2)
         # together, one vectorised call per shape.  Each bin's value depends on its own
         # entries only, not on which bins share its call.
+        if p == 1:
+            return abs_first_moments_together([self])[0]
         fixed = self.fixed_outcome
         bins = self._tie_bins()
         if bins is None:                        # not produced by calnotes; kept general
@@ -127,10 +129,6 @@ class BinStats:
                 mean[two] -= mu
                 var[two] += v
             out[cols, js] = mean ** 2 + var
-            return out
-        if p == 1:
-            cols, js, args = self._first_moment_inputs(first, second, two)
-            out[cols, js] = _ties.abs_first_moments(*args)
             return out
         o1 = parts.o[first]
         o2 = np.where(size == 2, parts.o[second], -1)
@@ -172,7 +170,6 @@ class BinStats:
         return cols, js, (c, parts.N[first], parts.K[first], parts.o[first],
                           parts.N[sec], parts.K[sec], parts.o[sec], two)
 
-
     def _abs_moment_loop(self, out, p) -> np.ndarray:
         """:meth:`abs_moment` grouping bins by shape in a loop (any number of parts)."""
         parts, fixed = self.parts, self.fixed_outcome
@@ -195,22 +192,22 @@ class BinStats:
 
 
 def abs_first_moments_together(stats_list: list) -> list:
-    """``[stats.abs_moment(1) for stats in stats_list]``, the tie parts of them all in one
-    call of :func:`calnotes._ties.abs_first_moments` (fewer, larger vectorised passes: the
-    plans of a block of resamples or of a slice of the null); the same numbers, since each
-    bin's value is a function of its own parts."""
+    """``[stats.abs_moment(1) for stats in stats_list]`` (which is this function of one
+    :class:`BinStats`), the tie parts of them all in one call of
+    :func:`calnotes._ties.abs_first_moments` (fewer, larger vectorised passes: the plans of a
+    block of resamples or of a slice of the null); the same numbers as one at a time, since
+    each bin's value is a function of its own parts."""
     outs, jobs = [], []
     for stats in stats_list:
+        out = np.abs(stats.bias_sum)
+        outs.append(out)
         if stats.parts.size == 0:
-            outs.append(stats.abs_moment(1))
             continue
         bins = stats._tie_bins()
-        if bins is None:
-            outs.append(stats.abs_moment(1))
+        if bins is None:                        # not produced by calnotes; kept general
+            stats._abs_moment_loop(out, 1)
             continue
-        out = np.abs(stats.bias_sum)
         cols, js, args = stats._first_moment_inputs(*bins)
-        outs.append(out)
         jobs.append((out, cols, js, args))
     if jobs:
         values = _ties.abs_first_moments(*(np.concatenate([job[3][i] for job in jobs])

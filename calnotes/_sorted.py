@@ -831,20 +831,19 @@ class BinPlan:
         return a, e, s
 
     def tie_counts_from_running(self, run: np.ndarray, col: int, K: np.ndarray,
-                                fixed: np.ndarray, at: np.ndarray | None = None,
-                                index: tuple | None = None) -> None:
+                                fixed: np.ndarray, index: tuple) -> None:
         """Fill ``K[:, g]`` (positives of each straddling group ``g`` of column ``col``) and
         ``fixed[:, col, :]`` (each bin's positives outside the straddling groups) of ``nb``
         replications from the running sums ``run`` of their outcomes in the column's sorted
-        order: shape ``(n + 1, nb)``, or, with ``at`` (sorted positions holding
-        :meth:`tie_positions`), ``run[i]`` the sum before position ``at[i]``; ``index`` is
-        :meth:`tie_index` of ``col`` and ``at``, where computed already.  Every group lies
+        order, read through ``index`` = :meth:`tie_index` of ``col``: with ``at`` (sorted
+        positions holding :meth:`tie_positions`), ``run[i]`` is the sum before position
+        ``at[i]``; without, ``run`` has shape ``(n + 1, nb)``.  Every group lies
         in a run of sorted positions and a tie group that straddles no edge lies in one bin,
         so both are differences of two running sums: the integer counts
         :meth:`_average_stats` takes from the located positives."""
         _, g_col, _, q_g, q_j, _ = self._flat_groups()
         gs = np.flatnonzero(g_col == col)
-        a, e, s = self.tie_index(col, at) if index is None else index
+        a, e, s = index
         K[:, gs] = (run[e[gs]] - run[a[gs]]).T
         total = (run[s[1:]] - run[s[:-1]]).astype(np.int64)                    # (m, nb)
         qs = np.flatnonzero(g_col[q_g] == col)

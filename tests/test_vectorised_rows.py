@@ -649,7 +649,7 @@ def test_run_sums_is_the_sum_of_every_run_on_both_paths(monkeypatch):
         want = np.array([[int(v) for v in rows[a:b].sum(axis=0, dtype=np.int64)]
                          for a, b in zip(at[:-1], at[1:])])
         for loop_rows in (0, 10 ** 9):                            # every run alone; reduceat
-            monkeypatch.setattr(_evalrows, "_RUN_LOOP_ROWS", loop_rows)
+            monkeypatch.setattr(_evalrows, "_RUN_LOOP_ENTRIES", loop_rows)
             got = _evalrows.run_sums(rows, at, np.int32)
             assert got.dtype == np.int32 and np.array_equal(got, want), (cuts, loop_rows)
             off = at.copy()
