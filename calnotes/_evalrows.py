@@ -996,36 +996,71 @@ class Resampler:
         """
         return self.weighted_values_sorted(W[:, self.order[0]], specs, ties)
 
+    def groups_are_units(self, ties: str) -> bool:
+        """Whether :meth:`weighted_values_block`'s units are the tie groups (``ties="average"``
+        with a tie group holding both outcomes) rather than the sorted rows."""
+        return ties == "average" and not self.ties_agree
+
+    def tie_bounds(self) -> np.ndarray:
+        """First sorted row of each tie group (runs of equal sorted predictions), then ``n``."""
+        if self._tie_bounds is None:
+            v = self.sc.values[0]
+            new = np.flatnonzero(v[1:] != v[:-1]) + 1
+            self._tie_bounds = np.concatenate([[0], new, [self.n]]).astype(np.int64)
+        return self._tie_bounds
+
+    def group_codes(self, canon: np.ndarray) -> np.ndarray:
+        """``2 u + y`` for each canonical position: ``u`` its tie group (a run of equal
+        predictions: the canonical order sorts by the prediction first, so the groups are the
+        same runs of positions as in the sorted order), ``y`` its row's outcome; for
+        :func:`group_counts`."""
+        bounds = self.tie_bounds()
+        unit = np.repeat(np.arange(bounds.shape[0] - 1, dtype=np.int64), np.diff(bounds))
+        outcome = np.zeros(self.n, dtype=np.int64)
+        outcome[self.sc.order[0][self.sorted_outcome[0]]] = 1         # rows with y = 1
+        return 2 * unit + outcome[canon]
+
     def weighted_values_sorted(self, ws: np.ndarray, specs, ties: str) -> np.ndarray:
         """:meth:`weighted_values_block` of multiplicities ``ws`` given in the column's
         sorted order (shape ``(Bb, n)``)."""
-        Bb, n = ws.shape[0], self.n
-        v = self.sc.values[0]
+        n = self.n
         itype = np.int32 if n < 2 ** 31 else np.int64              # counts up to n
         ws = np.asarray(ws, dtype=itype)
-        grouped = ties == "average" and not self.ties_agree
-        if grouped:             # units: the tie groups
-            if self._tie_bounds is None:
-                new = np.flatnonzero(v[1:] != v[:-1]) + 1
-                self._tie_bounds = np.concatenate([[0], new, [n]]).astype(np.int64)
-            bounds = self._tie_bounds
-            # copies and positives before each group: running sums of the groups' sums
-            # (one reduceat along each resample's row; the rows' running sums are not needed)
-            G = bounds.shape[0] - 1
-            S = np.zeros((Bb, G + 1), dtype=itype)
-            np.cumsum(np.add.reduceat(ws, bounds[:-1], axis=1), axis=1, out=S[:, 1:])
-            PK = np.zeros((Bb, G + 1), dtype=itype)
-            np.cumsum(np.add.reduceat(ws * self.sorted_outcome[0], bounds[:-1], axis=1),
-                      axis=1, out=PK[:, 1:])
-            vu = v[bounds[:-1]]
-            wx = (np.diff(S, axis=1) * vu).reshape(-1)
-        else:                   # units: the rows
-            S = np.zeros((Bb, n + 1), dtype=itype)                  # copies before row i
-            np.cumsum(ws, axis=1, out=S[:, 1:])
-            PK = np.zeros((Bb, n + 1), dtype=itype)                 # positives before row i
-            np.cumsum(ws * self.sorted_outcome[0], axis=1, out=PK[:, 1:])
-            vu = v
-            wx = (ws * v).reshape(-1)
+        if self.groups_are_units(ties):
+            # copies and positives of each group (one reduceat along each resample's row)
+            bounds = self.tie_bounds()
+            return self.weighted_values_groups(
+                np.add.reduceat(ws, bounds[:-1], axis=1),
+                np.add.reduceat(ws * self.sorted_outcome[0], bounds[:-1], axis=1), specs, ties)
+        Bb = ws.shape[0]
+        S = np.zeros((Bb, n + 1), dtype=itype)                      # copies before row i
+        np.cumsum(ws, axis=1, out=S[:, 1:])
+        PK = np.zeros((Bb, n + 1), dtype=itype)                     # positives before row i
+        np.cumsum(ws * self.sorted_outcome[0], axis=1, out=PK[:, 1:])
+        return self._weighted_values(S, PK, self.sc.values[0], (ws * self.sc.values[0]),
+                                     False, specs, ties)
+
+    def weighted_values_groups(self, copies: np.ndarray, positives: np.ndarray, specs,
+                               ties: str) -> np.ndarray:
+        """:meth:`weighted_values_block` where the units are the tie groups
+        (:meth:`groups_are_units`), from each resample's copies and positives of each group
+        (shape ``(Bb, G)``, integers: :func:`group_counts` gives them straight from the drawn
+        positions, the same numbers as summing the multiplicities over each group)."""
+        Bb, G = copies.shape
+        itype = np.int32 if self.n < 2 ** 31 else np.int64
+        S = np.zeros((Bb, G + 1), dtype=itype)      # copies and positives before each group
+        np.cumsum(copies, axis=1, out=S[:, 1:])
+        PK = np.zeros((Bb, G + 1), dtype=itype)
+        np.cumsum(positives, axis=1, out=PK[:, 1:])
+        vu = self.sc.values[0][self.tie_bounds()[:-1]]
+        return self._weighted_values(S, PK, vu, np.diff(S, axis=1) * vu, True, specs, ties)
+
+    def _weighted_values(self, S, PK, vu, wx, grouped: bool, specs, ties: str) -> np.ndarray:
+        """The measures of :meth:`weighted_values_block` from each resample's running sums
+        of copies ``S`` and positives ``PK`` before each unit (shape ``(Bb, G + 1)``), the
+        units' predictions ``vu`` and copies times prediction ``wx`` (shape ``(Bb, G)``)."""
+        Bb, n = S.shape[0], self.n
+        wx = wx.reshape(-1)
         G = S.shape[1] - 1                                          # units
         row0 = (np.arange(Bb, dtype=np.int64) * G)[:, None]
         yv = self.sorted_outcome[0].astype(np.int64)
@@ -1192,6 +1227,27 @@ def _row_counts(draws: np.ndarray, n: int) -> np.ndarray:
     return counts
 
 
+def group_counts(draws: np.ndarray, codes: np.ndarray, G: int) -> tuple:
+    """Each resample's copies and positives of each tie group: ``(copies, positives)``, shape
+    ``(resamples, G)``, from the drawn canonical positions ``draws`` (shape ``(resamples,
+    n)``) and their :meth:`Resampler.group_codes` ``2 u + y``: one ``bincount`` of the whole
+    block over ``resamples x 2 G`` counters (few groups: they stay in cache), without the
+    rows' multiplicities.  Integers: the sums of the multiplicities over each group.
+
+    Examples
+    --------
+    >>> copies, positives = group_counts(np.array([[0, 0, 2], [1, 2, 2]]), np.array([0, 1, 2]), 2)
+    >>> copies.tolist(), positives.tolist()
+    ([[2, 1], [1, 2]], [[0, 0], [1, 0]])
+    """
+    Bb = draws.shape[0]
+    keys = codes[draws]
+    keys += (np.arange(Bb, dtype=keys.dtype) * (2 * G))[:, None]
+    counts = np.bincount(keys.reshape(-1), minlength=Bb * 2 * G).reshape(Bb, G, 2)
+    itype = np.int32 if draws.shape[1] < 2 ** 31 else np.int64
+    return counts.sum(axis=2, dtype=itype), counts[:, :, 1].astype(itype)
+
+
 def _bootstrap(prob: Problem, rows: list, ties, B: int, rng, canon, workers: int = 1):
     """Bias-corrected ("basic") bootstrap intervals of the rows' expected values over ``B``
     resamples of the rows.
@@ -1218,7 +1274,14 @@ def _bootstrap(prob: Problem, rows: list, ties, B: int, rng, canon, workers: int
     starts = list(range(0, B, block))
 
     weighted = resampler.weighted
-    if weighted:        # canonical position of each sorted row: counts straight to sorted order
+    # the tie groups as units: each resample's copies and positives per group straight from
+    # its drawn positions (group_counts), no multiplicity per row
+    grouped = weighted and resampler.groups_are_units(ties)
+    if grouped:
+        G = resampler.tie_bounds().shape[0] - 1
+        codes = resampler.group_codes(canon)
+        codes = codes.astype(np.int32 if B * 2 * G < 2 ** 31 else np.int64)
+    elif weighted:      # canonical position of each sorted row: counts straight to sorted order
         rank = np.empty(n, dtype=np.int64)
         rank[canon] = np.arange(n, dtype=np.int64)
         to_sorted = rank[resampler.order[0]]
@@ -1252,6 +1315,11 @@ def _bootstrap(prob: Problem, rows: list, ties, B: int, rng, canon, workers: int
 
     def run(block):
         lo, hi, draws = block
+        if grouped:
+            copies, positives = group_counts(draws, codes, G)
+            del draws
+            values[:, lo:hi] = resampler.weighted_values_groups(copies, positives, specs, ties)
+            return
         W = multiplicities(lo, hi, draws)
         del draws
         values[:, lo:hi] = (resampler.weighted_values_sorted(W, specs, ties) if weighted
