@@ -28,7 +28,10 @@ times, round-robin, ``--repeats`` times each:
 after five untimed floor calls (which fix its loop count) and one untimed warm-up
 ``evaluate`` on the first ``min(200, n // 2)`` rows. A call slower than ``--slow`` seconds is
 not repeated. Reported: the best of the repeats, the ratio of the bests to the floor's, the
-load average before and after, and the peak memory of each call: the process's peak resident
+load average before and after, the user and system CPU seconds of every call (all threads,
+``getrusage``: the system time is chiefly page faults, the zeroing of fresh memory, whose cost
+varies with the host -- benchmarks/README.md, "Fresh memory"; the transparent-hugepage
+settings are recorded with the machine), and the peak memory of each call: the process's peak resident
 set size (``ru_maxrss``) read after the untimed floor calls, then after the first call of each
 kind in the order bare, utility_off, full, minus the resident size before the call (for the
 floor, once the data were built; for ``evaluate``, after the warm-up: modules loaded), so it
@@ -216,6 +219,8 @@ def apply_threads(threads):
 
 def run_worker(spec: dict) -> dict:
     """One point in this (fresh) process; writes partial results to ``spec['state']``."""
+    import resource
+
     import numpy as np
 
     import calnotes
@@ -226,7 +231,8 @@ def run_worker(spec: dict) -> dict:
     state_path = Path(spec["state"])
     out = {"point": p["id"], "numpy": np.__version__, "calnotes": calnotes.__version__,
            "python": platform.python_version(), "thread_settings": settings,
-           "floor_workers": workers, "status": "running", "seconds": {}, "floor_loops": 1,
+           "floor_workers": workers, "status": "running", "seconds": {}, "cpu_seconds": {},
+           "floor_loops": 1,
            "peak_rss_bytes": {}, "peak_extra_bytes": {}, "peak_exact": {},
            "not_repeated": []}
 
@@ -280,17 +286,25 @@ def run_worker(spec: dict) -> dict:
     calls["full"] = lambda: calnotes.evaluate(P, labels=y, progress=False, **bins)
     for name in calls:
         out["seconds"][name] = []
+        out["cpu_seconds"][name] = []
     for r in range(spec["repeats"]):
         for name, call in calls.items():
             if name in out["not_repeated"]:
                 continue
             reps = loops if name == "floor" else 1
+            before_cpu = resource.getrusage(resource.RUSAGE_SELF)
             t = time.perf_counter()
             for _ in range(reps):
                 result = call()
             seconds = (time.perf_counter() - t) / reps
+            after_cpu = resource.getrusage(resource.RUSAGE_SELF)
             del result
             out["seconds"][name].append(seconds)
+            # CPU seconds of every thread, user and system (page faults: zeroing fresh
+            # memory), per call
+            out["cpu_seconds"][name].append(
+                [(after_cpu.ru_utime - before_cpu.ru_utime) / reps,
+                 (after_cpu.ru_stime - before_cpu.ru_stime) / reps])
             if r == 0 and name != "floor":
                 before = max([out["base_rss_bytes"] + out["warmup_peak_extra_bytes"]]
                              + list(out["peak_rss_bytes"].values()))
@@ -328,6 +342,15 @@ def machine_info() -> dict:
                 break
     except OSError:
         pass
+    # what fresh memory costs depends on these (benchmarks/README.md, "Fresh memory")
+    for key, path in (("transparent_hugepage", "/sys/kernel/mm/transparent_hugepage/enabled"),
+                      ("transparent_hugepage_defrag",
+                       "/sys/kernel/mm/transparent_hugepage/defrag")):
+        try:
+            info[key] = Path(path).read_text().strip()
+        except OSError:
+            pass
+    info["NUMPY_MADVISE_HUGEPAGE"] = os.environ.get("NUMPY_MADVISE_HUGEPAGE")
     return info
 
 
@@ -349,6 +372,10 @@ def summarize(p: dict, res: dict) -> dict:
     best = {name: min(v) for name, v in times.items() if v}
     ratio = {name: best[name] / best["floor"] for name in best
              if name != "floor" and "floor" in best and best["floor"] > 0}
+    # user and system CPU seconds (all threads) of each best call
+    cpu = {name: res["cpu_seconds"][name][v.index(min(v))]
+           for name, v in times.items() if v and len(res.get("cpu_seconds", {}).get(name, []))
+           == len(v)}
     checks = []
     plain = p["bins"] is None and not p["ties"]
     if p["bins"] is None and p["entries"] <= SMALL_ENTRIES:     # rounded predictions too
@@ -364,7 +391,8 @@ def summarize(p: dict, res: dict) -> dict:
                        "unit": "x floor"})
     for c in checks:
         c["pass"] = c["value"] is not None and c["value"] <= c["limit"]
-    return {"best_seconds": best, "ratio_to_floor": ratio, "checks": checks}
+    return {"best_seconds": best, "ratio_to_floor": ratio, "best_cpu_seconds": cpu,
+            "checks": checks}
 
 
 def fmt_bytes(b) -> str:
@@ -493,7 +521,9 @@ def main(argv=None) -> int:
         parts = [f"floor {best['floor']:.4f} s" if "floor" in best else "floor -"]
         for name in ("bare", "utility_off", "full"):
             if name in best:
-                parts.append(f"{name} {best[name]:.3f} s ({ratio.get(name, float('nan')):.1f}x)")
+                sys_s = entry.get("best_cpu_seconds", {}).get(name, [None, None])[1]
+                parts.append(f"{name} {best[name]:.3f} s ({ratio.get(name, float('nan')):.1f}x"
+                             + (f", sys {sys_s:.2f} s" if sys_s is not None else "") + ")")
         peak = entry.get("peak_extra_bytes", {}).get("full")
         print(f"    {status}; " + "; ".join(parts) + f"; peak +{fmt_bytes(peak)}"
               f"; load {load_before[0]:.2f} -> {entry['load_after'][0]:.2f}", flush=True)
