@@ -488,14 +488,31 @@ class NullSampler:
         size = max(1, (1 << 20) // R)
         return [(a, min(self.n, a + size)) for a in range(0, self.n, size)]
 
-    def draw(self, rng, R: int) -> np.ndarray:
+    def draw(self, rng, R: int, pool=None) -> np.ndarray:
         """The outcomes of ``R`` replications drawn from ``rng``: the same numbers as
         ``outcomes(rng.random((n, R)))`` (the generator fills rows in order, so drawing the
         canonical rows block by block gives the same uniforms), without holding the ``(n, R)``
-        uniforms: memory is the outcomes and one block."""
+        uniforms: memory is the outcomes and a few blocks.
+
+        With a thread ``pool`` (and at most 16 columns, whose outcomes one thread computes
+        per block), the blocks' uniforms are drawn in order on this thread while the pool's
+        threads turn the blocks drawn before into outcomes (at most three blocks pending):
+        the generator's stream, the one serial part, overlaps the rest."""
         out = self._empty(R)
-        for a, b in self._blocks(R):
-            self._fill(out, a, b, rng.random((b - a, R)))
+        blocks = self._blocks(R)
+        if pool is None or self.c > 16 or len(blocks) < 2:
+            for a, b in blocks:
+                self._fill(out, a, b, rng.random((b - a, R)))
+            return self._keep(out)
+        pending: list = []
+        try:
+            for a, b in blocks:
+                pending.append(pool.submit(self._fill, out, a, b, rng.random((b - a, R))))
+                if len(pending) > 2:
+                    pending.pop(0).result()
+        finally:
+            for f in pending:
+                f.result()
         return self._keep(out)
 
     def outcomes(self, u: np.ndarray) -> np.ndarray:
@@ -912,7 +929,7 @@ def _monte_carlo(prob: Problem, specs, ties, draws: int, rng, workers: int, cano
     try:
         for start in range(0, draws, chunk):
             size = min(chunk, draws - start)
-            sampler.draw(rng, size)             # = sampler.outcomes(rng.random((n, size)))
+            sampler.draw(rng, size, pool)       # = sampler.outcomes(rng.random((n, size)))
             slices = [(s, min(size, s + per)) for s in range(0, size, per)]
             if pool is not None and len(slices) > 1:
                 parts += list(pool.map(run, slices))

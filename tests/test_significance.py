@@ -659,3 +659,36 @@ def test_clearly_miscalibrated_columns_are_decided_by_the_bound():
                                    utility=False, smooth_ece=False, bootstrap=0,
                                    references=False)
     assert not any(r.get("p_value_method") == "bound" for r in calibrated.rows)
+
+
+@pytest.mark.parametrize("k", [2, 3, 6])
+def test_null_draw_with_a_pool_is_the_same_stream(k, monkeypatch):
+    """NullSampler.draw with a thread pool (uniforms drawn in order on the calling thread,
+    outcomes computed by the pool, blocks of 7 rows here) gives the outcomes of one
+    ``rng.random((n, R))`` and leaves the generator where the serial draw does: the one-column
+    problems (binary, confidence) and the class-wise one.  Control: the same blocks' uniforms
+    taken in another order give other outcomes."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    rng = np.random.default_rng(k)
+    n, R = 60, 9
+    P = rng.dirichlet(np.ones(k), size=n)
+    y = (rng.random(n)[:, None] > np.cumsum(P, axis=1)).sum(axis=1).clip(0, k - 1)
+    conf, top, correct = confidence_scores(y, P)
+    aggs = ("classwise", "confidence") + (("binary",) if k == 2 else ())
+    for prob in _evalrows.problems(y, P, top, correct, conf, aggs):
+        prob.prepare(1)
+        canon = _evalrows.canonical_order(prob.X, prob.outcome_key())
+        sampler = _evalrows.NullSampler(prob, canon)
+        blocks = [(a, min(n, a + 7)) for a in range(0, n, 7)]
+        monkeypatch.setattr(sampler, "_blocks", lambda R_: blocks)
+        want = sampler.outcomes(np.random.default_rng(5).random((n, R))).copy()
+        serial_rng, pooled_rng = np.random.default_rng(5), np.random.default_rng(5)
+        serial = sampler.draw(serial_rng, R).copy()
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            pooled = sampler.draw(pooled_rng, R, pool).copy()
+        assert np.array_equal(serial, want) and np.array_equal(pooled, want), prob.aggregation
+        assert serial_rng.random() == pooled_rng.random()
+        u = np.random.default_rng(5).random((n, R))
+        swapped = np.concatenate([u[7:14], u[:7], u[14:]])   # two blocks' uniforms exchanged
+        assert not np.array_equal(sampler.outcomes(swapped), want), prob.aggregation
