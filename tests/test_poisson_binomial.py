@@ -284,3 +284,30 @@ def test_sums_of_few_values_in_a_batch_are_the_one_at_a_time_result_bit_for_bit(
     batch = pb.pmfs(qs)
     for q, pmf in zip(qs, batch):
         assert np.array_equal(pmf, pb.pmfs([q])[0])
+
+
+def test_recursion_is_the_direct_reference_bit_for_bit():
+    """pmf_recursion (computed transposed, for speed) gives exactly the numbers of the row
+    layout of calnotes.expectation.poisson_binomial_pmf (the same two operations per entry
+    and step), with and without per-row lengths (a row stops at its length: its padded zeros
+    would change nothing either), from one term up.  Control: the step's two operations in
+    the other order (add the moved mass, then scale) give other numbers."""
+    from calnotes.expectation import poisson_binomial_pmf
+    from calnotes.poisson_binomial import pmf_recursion
+
+    rng = np.random.default_rng(8)
+    for B, L in ((1, 1), (3, 2), (7, 64), (50, 128)):
+        q = rng.random((B, L))
+        assert np.array_equal(pmf_recursion(q), poisson_binomial_pmf(q)), (B, L)
+        lengths = np.sort(rng.integers(1, L + 1, size=B))[::-1]
+        padded = np.where(np.arange(L)[None, :] < lengths[:, None], q, 0.0)
+        assert np.array_equal(pmf_recursion(padded, lengths), poisson_binomial_pmf(padded))
+    q = rng.random((5, 64))
+    other = np.zeros((5, 65))
+    other[:, 0] = 1.0
+    for t in range(64):
+        moved = other[:, :t + 1] * q[:, t:t + 1]
+        other[:, 1:t + 2] += moved
+        other[:, :t + 1] -= moved                 # p (1 - q) written as p - p q
+    assert not np.array_equal(other, pmf_recursion(q))
+    assert np.allclose(other, pmf_recursion(q), rtol=1e-12, atol=1e-300)
