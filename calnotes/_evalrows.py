@@ -1080,7 +1080,7 @@ class Resampler:
         wx = wx.reshape(-1)
         G = S.shape[1] - 1                                          # units
         row0 = (np.arange(Bb, dtype=np.int64) * G)[:, None]
-        yv = self.sorted_outcome[0].astype(np.int64)
+        yv = self.sorted_outcome[0]                                 # read at the cuts only
         by_plan: dict = {}
         for m, name in specs:
             by_plan.setdefault((m, MEASURES[name][1]), []).append(name)
@@ -1090,8 +1090,11 @@ class Resampler:
                 edges = mass_edges(n, m)
                 inner = edges[1:m]
                 # the first unit whose copies end after the edge (S[u + 1] = C[u] > edge)
+                # the edges in the counts' own integer type: NumPy would otherwise convert
+                # each searched row of S (n + 1 entries) to the edges' type, for every plan
                 cut = searchsorted_rows(S, np.repeat(np.arange(Bb, dtype=np.int64), m - 1),
-                                        np.tile(inner, Bb), "right").reshape(Bb, m - 1) - 1
+                                        np.tile(inner.astype(S.dtype), Bb),
+                                        "right").reshape(Bb, m - 1) - 1
                 # copies of the cut unit before the edge (0 <= before < its copies)
                 before = inner[None, :] - np.take_along_axis(S, cut, axis=1)
                 starts = np.zeros((Bb, m), dtype=np.int64)
@@ -1106,7 +1109,7 @@ class Resampler:
                     stats = self._split_tie_groups(S, PK, cut, before, edges, count, sum_prob)
                 else:
                     pos = np.zeros((Bb, m + 1), dtype=np.int64)            # positives < edge
-                    pos[:, 1:m] = np.take_along_axis(PK, cut, axis=1) + before * yv[cut]
+                    pos[:, 1:m] = np.take_along_axis(PK, cut, axis=1) + before * yv[cut].astype(np.int64)
                     pos[:, m] = PK[:, G]
                     stats = BinStats(count=count, sum_prob=sum_prob,
                                      sum_outcome=np.diff(pos, axis=1).astype(np.float64), n=n)
