@@ -665,7 +665,8 @@ def test_clearly_miscalibrated_columns_are_decided_by_the_bound():
 def test_null_draw_with_a_pool_is_the_same_stream(k, monkeypatch):
     """NullSampler.draw with a thread pool (uniforms drawn in order on the calling thread,
     outcomes computed by the pool, blocks of 7 rows here) gives the outcomes of one
-    ``rng.random((n, R))`` and leaves the generator where the serial draw does: the one-column
+    ``rng.random((n, R))`` (which ``outcomes`` leaves unchanged) and leaves the generator
+    where the serial draw does: the one-column
     problems (binary, confidence) and the class-wise one.  Control: the same blocks' uniforms
     taken in another order give other outcomes."""
     from concurrent.futures import ThreadPoolExecutor
@@ -682,7 +683,10 @@ def test_null_draw_with_a_pool_is_the_same_stream(k, monkeypatch):
         sampler = _evalrows.NullSampler(prob, canon)
         blocks = [(a, min(n, a + 7)) for a in range(0, n, 7)]
         monkeypatch.setattr(sampler, "_blocks", lambda R_: blocks)
-        want = sampler.outcomes(np.random.default_rng(5).random((n, R))).copy()
+        given = np.random.default_rng(5).random((n, R))
+        kept = given.copy()
+        want = sampler.outcomes(given).copy()
+        assert np.array_equal(given, kept)          # the caller's uniforms are left alone
         serial_rng, pooled_rng = np.random.default_rng(5), np.random.default_rng(5)
         serial = sampler.draw(serial_rng, R).copy()
         with ThreadPoolExecutor(max_workers=2) as pool:
