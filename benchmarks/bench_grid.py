@@ -31,11 +31,11 @@ not repeated. Reported: the best of the repeats, the ratio of the bests to the f
 load average before and after, the user and system CPU seconds of every call (all threads,
 ``getrusage``: the system time is chiefly page faults, the zeroing of fresh memory, whose cost
 varies with the host -- benchmarks/README.md, "Fresh memory"; the transparent-hugepage
-settings are recorded with the machine), and the peak memory of each call: the process's peak resident
-set size (``ru_maxrss``) read after the untimed floor calls, then after the first call of each
-kind in the order bare, utility_off, full, minus the resident size before the call (for the
-floor, once the data were built; for ``evaluate``, after the warm-up: modules loaded), so it
-counts what the call allocates beyond the input.
+settings are recorded with the machine), and the peak memory of each call: the process's
+peak resident set size (``ru_maxrss``) read after the untimed floor calls, then after the
+first call of each kind in the order bare, utility_off, full, minus the resident size before
+the call (for the floor, once the data were built; for ``evaluate``, after the warm-up:
+modules loaded), so it counts what the call allocates beyond the input.
 ``ru_maxrss`` is a running maximum: a call's peak is exact where it exceeds the peaks before it
 (the warm-up's included), else an upper bound (marked; at the small points the warm-up's own
 transient, ~100 MB, hides the calls').

@@ -1133,7 +1133,8 @@ class Resampler:
                     stats = self._split_tie_groups(S, PK, cut, before, edges, count, sum_prob)
                 else:
                     pos = np.zeros((Bb, m + 1), dtype=np.int64)            # positives < edge
-                    pos[:, 1:m] = np.take_along_axis(PK, cut, axis=1) + before * yv[cut].astype(np.int64)
+                    pos[:, 1:m] = (np.take_along_axis(PK, cut, axis=1)
+                                   + before * yv[cut].astype(np.int64))
                     pos[:, m] = PK[:, G]
                     stats = BinStats(count=count, sum_prob=sum_prob,
                                      sum_outcome=np.diff(pos, axis=1).astype(np.float64), n=n)
