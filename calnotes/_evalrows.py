@@ -59,11 +59,13 @@ _CHUNK_BUDGET = 1 << 24
 #: 40 bytes each).
 _RESAMPLE_BLOCK = 1 << 20
 #: The same where a one-column bootstrap's units are tie groups (ties="average"): its
-#: blocks' tie parts are computed together, fewer, larger passes.  Best of 3, two cores, the
-#: intervals of 50,000 binary predictions rounded to two decimals: 2^20 0.50 s, 2^21 0.43 s,
-#: 2^22 0.52 s; 100,000: 0.98 s, 0.86 s, 0.88 s (without ties 2^21 was slower: 0.29 s ->
-#: 0.35 s at 50,000).
-_RESAMPLE_BLOCK_GROUPS = 1 << 21
+#: blocks' tie parts are computed together, fewer, larger passes, and a block holds only its
+#: drawn positions (:func:`group_counts`: no multiplicity per row).  Best of 3 or 4, two
+#: cores, the intervals of binary predictions rounded to two decimals, by resamples per block
+#: (200 resamples): 50,000 rows, 41 (2^21 entries) 0.328 s, 50 0.30 s, 67 0.304 s, 100
+#: 0.284 s; 100,000 rows, 20 (2^21) 0.596 s, 50 0.471 s, 83 0.473 s, 100 0.523 s.  (With
+#: the rows' multiplicities, before group_counts, 2^22 had been slower than 2^21.)
+_RESAMPLE_BLOCK_GROUPS = 1 << 23
 #: Largest ``n x k`` and ``k`` for which the class-wise null numbers and locates every entry
 #: ``(row, class)`` once for all chunks of draws (memory: 24 bytes per entry, plus 4 per entry
 #: and binning plan for the plans' keys: about 800 MB at 2^24 entries and 6 plans); otherwise
@@ -1208,14 +1210,18 @@ class Resampler:
                         parts=tie_parts, fixed_outcome=fixed)
 
     def block_size(self, B: int, workers: int = 1, ties: str = "average") -> int:
-        """Resamples per block: at most :data:`_RESAMPLE_BLOCK` entries (twice that where the
-        units are tie groups: :data:`_RESAMPLE_BLOCK_GROUPS`), and at least one block per
-        worker."""
-        grouped = self.weighted and ties == "average" and not self.ties_agree
+        """Resamples per block: at most :data:`_RESAMPLE_BLOCK` entries
+        (:data:`_RESAMPLE_BLOCK_GROUPS` where the units are tie groups), at least one block
+        per worker, and a number of blocks that the workers share evenly (at 100,000 rows,
+        three blocks of 83 resamples left one worker a block alone at the end).  The values
+        do not depend on the blocks."""
+        grouped = self.weighted and self.groups_are_units(ties)
         most = max(1, (_RESAMPLE_BLOCK_GROUPS if grouped else _RESAMPLE_BLOCK)
                    // (self.n * self.c))
         if workers > 1:
             most = min(most, -(-B // workers))
+            blocks = -(-(-(-B // most)) // workers) * workers
+            most = max(1, -(-B // blocks))
         return most
 
     def values_block(self, W: np.ndarray, specs, ties, workers: int | None = None) -> np.ndarray:

@@ -105,6 +105,11 @@ def test_group_counts_are_the_groups_sums_of_the_multiplicities(n, levels, rate)
         got = res.weighted_values_groups(copies, positives, specs, "average")
         want = res.weighted_values_sorted(ws, specs, "average")
         assert np.array_equal(got, want)
+        # one resample at a time: the same numbers (the blocks' size is free)
+        alone = np.concatenate([res.weighted_values_groups(copies[b:b + 1],
+                                                           positives[b:b + 1], specs, "average")
+                                for b in range(B)], axis=1)
+        assert np.array_equal(alone, got)
     # control: the outcome bit of position p read in sorted order (the row at sorted
     # position p) instead of the canonical order (the row canon[p]); resample p draws
     # position p n times, so its positives are n times that one outcome
