@@ -1211,17 +1211,13 @@ class Resampler:
 
     def block_size(self, B: int, workers: int = 1, ties: str = "average") -> int:
         """Resamples per block: at most :data:`_RESAMPLE_BLOCK` entries
-        (:data:`_RESAMPLE_BLOCK_GROUPS` where the units are tie groups), at least one block
-        per worker, and a number of blocks that the workers share evenly (at 100,000 rows,
-        three blocks of 83 resamples left one worker a block alone at the end).  The values
-        do not depend on the blocks."""
+        (:data:`_RESAMPLE_BLOCK_GROUPS` where the units are tie groups), and at least one
+        block per worker.  The values do not depend on the blocks."""
         grouped = self.weighted and self.groups_are_units(ties)
         most = max(1, (_RESAMPLE_BLOCK_GROUPS if grouped else _RESAMPLE_BLOCK)
                    // (self.n * self.c))
         if workers > 1:
             most = min(most, -(-B // workers))
-            blocks = -(-(-(-B // most)) // workers) * workers
-            most = max(1, -(-B // blocks))
         return most
 
     def values_block(self, W: np.ndarray, specs, ties, workers: int | None = None) -> np.ndarray:
