@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 
 from ._binstats import BinStats, TieParts, abs_first_moments_together, positives_by_class
+from ._pool import worker_pool
 from ._sorted import (MEASURES, SORT_WORKERS, Located, SortedColumns, _group_starts_rows,
                       mass_edges, measure_columns, parallel_ranges, searchsorted_rows,
                       threads_for, width_raw_bins)
@@ -112,10 +112,13 @@ NULL_THREAD_CAP = 8
 #: of 10^4 binary rows took 0.36 s on one thread and 0.25 s on four, the 18 of 500 rows
 #: 0.08 s on one and 0.16 s on 16.
 _EXACT_THREAD_ROWS = 1 << 13
-#: One thread per this many rows x plans (or rows) for the plans' exact laws and the rows'
-#: references (:func:`_map_plans`; their FFTs use two threads of their own): at 10^4 x 2 two
-#: threads were 15 ms slower than one (0.41 s against 0.40 s), at 5 x 10^4 x 2 faster.
-_PLAN_THREAD_ROWS = 1 << 15
+#: One thread per this many rows (``n``, or ``n k`` for a class-wise problem's references) for
+#: the plans' exact laws and the rows' references (:func:`_map_plans`).  Each item makes many
+#: NumPy calls on arrays of a bin's size, so two threads mostly trade the interpreter lock:
+#: on two cores the items of the 50,000 x 2 report took 0.39-0.40 s on one thread against
+#: 0.43 s on two (0.49-0.52 s while each FFT also took two threads); the class-wise
+#: references of 10^5 x 2 (2 x 10^5 entries) 0.31 s on two against 0.39 s on one.
+_PLAN_THREAD_ROWS = 1 << 16
 
 
 @dataclass
@@ -862,13 +865,13 @@ def binned_rows(y, P, probs_list: list, bins, ties, *, references=True, draws=0,
 
 
 def _map_plans(fn, items: list, rows: int, workers: int) -> list:
-    """``[fn(item) for item in items]``, on up to ``workers`` threads: one thread per
-    :data:`_PLAN_THREAD_ROWS` of ``rows x len(items)`` (each item -- a plan's exact laws or
+    """``[fn(item) for item in items]``, on up to ``workers`` threads (at most one per item):
+    one thread per :data:`_PLAN_THREAD_ROWS` of ``rows`` (each item -- a plan's exact laws or
     a row's reference -- reads every one of the ``rows``).  Each item is computed on its own,
     so the results do not depend on the threads."""
-    threads = min(len(items), threads_for(rows * len(items), _PLAN_THREAD_ROWS, workers))
+    threads = min(len(items), threads_for(rows, _PLAN_THREAD_ROWS, workers))
     if threads > 1:
-        with ThreadPoolExecutor(max_workers=threads) as pool:
+        with worker_pool(threads) as pool:
             return list(pool.map(fn, items))
     return [fn(item) for item in items]
 
@@ -894,7 +897,7 @@ def _exact_p_values(jobs: list, n: int, workers: int) -> None:
 
     workers = min(len(jobs), threads_for(n * len(jobs), _EXACT_THREAD_ROWS, workers))
     if workers > 1:
-        with ThreadPoolExecutor(max_workers=workers) as pool:
+        with worker_pool(workers) as pool:
             list(pool.map(run, jobs))
     else:
         for job in jobs:
@@ -951,7 +954,7 @@ def _monte_carlo(prob: Problem, specs, ties, draws: int, rng, workers: int, cano
     else:
         per = max(1, min(mem, -(-todo // workers)))
     parts = []
-    pool = ThreadPoolExecutor(max_workers=workers) if workers > 1 else None
+    pool = worker_pool(workers) if workers > 1 else None
     try:
         for start in range(0, draws, chunk):
             size = min(chunk, draws - start)
@@ -1377,7 +1380,7 @@ def _bootstrap(prob: Problem, rows: list, ties, B: int, rng, canon, workers: int
         # blocks are drawn in order by this thread and at most 2 x workers are held at once
         # (drawing every block first held B x n multiplicities: 800 MB at n = 10^6)
         pool_size = min(workers, len(starts))
-        with ThreadPoolExecutor(max_workers=pool_size) as pool:
+        with worker_pool(pool_size) as pool:
             pending = []
             for lo in starts:
                 pending.append(pool.submit(run, positions(lo)))

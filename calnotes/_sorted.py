@@ -33,12 +33,12 @@ from __future__ import annotations
 
 import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 
 from ._binstats import BinStats, TieParts
+from ._pool import worker_pool
 from .binning import quantile_bin_of_position
 
 
@@ -125,7 +125,7 @@ def sort_columns(X: np.ndarray, workers: int | None = None) -> np.ndarray:
         part[...] = X[:, lo:hi].T
         part.sort(axis=1)
 
-    with ThreadPoolExecutor(max_workers=workers) as pool:
+    with worker_pool(workers) as pool:
         list(pool.map(run, [b for b in blocks if b.size]))
     return out
 
@@ -152,7 +152,7 @@ def parallel_ranges(run, total: int, workers: int | None = None,
         run(0, total)
         return
     cuts = np.linspace(0, total, parts + 1).astype(np.int64).tolist()
-    with ThreadPoolExecutor(max_workers=parts) as pool:
+    with worker_pool(parts) as pool:
         for f in [pool.submit(run, lo, hi) for lo, hi in zip(cuts[:-1], cuts[1:]) if hi > lo]:
             f.result()
 

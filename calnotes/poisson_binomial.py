@@ -64,6 +64,8 @@ import os
 
 import numpy as np
 
+from ._pool import in_worker
+
 __all__ = ["LEAF", "DIRECT_MAX", "ABS_ERROR_FACTOR", "pmf_recursion", "random_parts", "pmfs",
            "pmf_blocks", "expected_abs_deviation", "work"]
 
@@ -77,8 +79,13 @@ ABS_ERROR_FACTOR = 1.0
 #: this project's 2-core machine, the recursion costs about ``90 + 1.6 L`` ns per term and the
 #: FFT tree about ``200 + 20 levels`` ns, equal near ``L = 128``.
 DIRECT_MAX = 128
-#: Threads of each batched FFT call (``scipy.fft`` splits a batch of rows over them).
+#: Threads of each batched FFT call (``scipy.fft`` splits a batch of rows over them), where
+#: :func:`fft_workers` allows more than one.
 FFT_WORKERS = min(2, os.cpu_count() or 1)
+#: Fewest elements (rows x transform length) of a batched FFT call that :func:`fft_workers`
+#: splits over threads: on two cores one real FFT of 16 x 16,384 took 0.89 ms on one thread
+#: and 0.54 ms on two, of 8 x 1,024 17 us against 28 us.
+FFT_THREAD_MIN = 1 << 18
 #: Elements of one padded block (rows x width) of binomial pmfs or recursion rows.
 _BLOCK = 1 << 22
 
@@ -143,6 +150,23 @@ def random_parts(q: np.ndarray, lengths: np.ndarray):
     return shift, q[random], counts
 
 
+def fft_workers(rows: int, nfft: int) -> int:
+    """Threads for one batched real FFT of ``rows`` transforms of length ``nfft``:
+    :data:`FFT_WORKERS` for a batch of more than one row and at least :data:`FFT_THREAD_MIN`
+    elements called outside the library's worker pools, else one (a pool's threads already
+    share the cores: :mod:`calnotes._pool`).  ``scipy.fft`` computes each row the same way
+    on any thread, so the numbers do not depend on it.
+
+    Examples
+    --------
+    >>> fft_workers(1, 1 << 20), fft_workers(8, 1024), fft_workers(64, 1 << 14) == FFT_WORKERS
+    (1, 1, True)
+    """
+    if rows < 2 or rows * nfft < FFT_THREAD_MIN or in_worker():
+        return 1
+    return FFT_WORKERS
+
+
 def _fft_convolve_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Full linear convolutions of the rows of ``a`` with those of ``b`` (same leading
     shape), by real FFTs of ``scipy.fft.next_fast_len`` size (as ``scipy.signal.fftconvolve``),
@@ -151,9 +175,10 @@ def _fft_convolve_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
     size = a.shape[-1] + b.shape[-1] - 1
     nfft = fft.next_fast_len(size, real=True)
-    out = fft.irfft(fft.rfft(a, nfft, axis=-1, workers=FFT_WORKERS)
-                    * fft.rfft(b, nfft, axis=-1, workers=FFT_WORKERS), nfft, axis=-1,
-                    workers=FFT_WORKERS)
+    workers = fft_workers(int(np.prod(a.shape[:-1])), nfft)
+    out = fft.irfft(fft.rfft(a, nfft, axis=-1, workers=workers)
+                    * fft.rfft(b, nfft, axis=-1, workers=workers), nfft, axis=-1,
+                    workers=workers)
     return np.clip(out[..., :size], 0.0, None)
 
 
@@ -345,8 +370,9 @@ def _run_pmfs(values: list, mults: list, L: np.ndarray, N: int) -> np.ndarray:
         rows = np.flatnonzero(depth > i)
         r = np.array([mults[b][i] for b in rows.tolist()])
         v = np.array([values[b][i] for b in rows.tolist()])
-        spec[rows] *= fft.rfft(_binomial_rows(r, v), N, axis=-1, workers=FFT_WORKERS)
-    out = fft.irfft(spec, N, axis=-1, workers=FFT_WORKERS)
+        spec[rows] *= fft.rfft(_binomial_rows(r, v), N, axis=-1,
+                               workers=fft_workers(rows.shape[0], N))
+    out = fft.irfft(spec, N, axis=-1, workers=fft_workers(B, N))
     out[np.arange(N)[None, :] > np.asarray(L)[:, None]] = 0.0
     return np.clip(out, 0.0, None)
 

@@ -256,9 +256,10 @@ def exact_tail_bounds(a, pmfs, t: float, power: int, n: int,
         d1 = min(d1, d0 + need)
         size = (d1 - d0) + (t1 - t0) - 1
         nfft = fft.next_fast_len(size, real=True)
-        conv = fft.irfft(fft.rfft(dist[:, d0:d1], nfft, axis=-1, workers=_pb.FFT_WORKERS)
-                         * fft.rfft(spread, nfft, axis=-1, workers=_pb.FFT_WORKERS), nfft,
-                         axis=-1, workers=_pb.FFT_WORKERS)
+        workers = _pb.fft_workers(dist.shape[0], nfft)
+        conv = fft.irfft(fft.rfft(dist[:, d0:d1], nfft, axis=-1, workers=workers)
+                         * fft.rfft(spread, nfft, axis=-1, workers=workers), nfft,
+                         axis=-1, workers=workers)
         out = min(size, need)
         dist[:, d0:] = 0.0
         np.clip(conv[:, :out], 0.0, None, out=dist[:, d0 + t0:d0 + t0 + out])

@@ -1187,9 +1187,9 @@ def _uc_families(y, P, fams, *, chunk: int, workers: int, presorted=None) -> lis
     columns of ``P`` sorted ascending, shape ``(C, n)`` (the class-wise utilities reuse them)."""
     with _blas_single_thread():
         if workers > 1:
-            from concurrent.futures import ThreadPoolExecutor
+            from ._pool import worker_pool
 
-            with ThreadPoolExecutor(max_workers=workers) as pool:
+            with worker_pool(workers) as pool:
                 return _Calibration(y, P, fams, chunk, pool, workers, presorted).results()
         return _Calibration(y, P, fams, chunk, presorted=presorted).results()
 

@@ -351,15 +351,16 @@ def test_rows_do_not_depend_on_the_thread_count(monkeypatch):
 def _spy_pools(monkeypatch) -> list:
     """Record ``(function, max_workers)`` of every thread pool that ``_evalrows`` starts."""
     import sys
-    from concurrent.futures import ThreadPoolExecutor
+
+    from calnotes._pool import worker_pool
 
     pools = []
 
-    def pool(max_workers=None, **kw):
+    def pool(max_workers):
         pools.append((sys._getframe(1).f_code.co_name, max_workers))
-        return ThreadPoolExecutor(max_workers=max_workers, **kw)
+        return worker_pool(max_workers)
 
-    monkeypatch.setattr(_evalrows, "ThreadPoolExecutor", pool)
+    monkeypatch.setattr(_evalrows, "worker_pool", pool)
     return pools
 
 
