@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._binstats import BinStats, TieParts, abs_first_moments_together, positives_by_class
-from ._pool import worker_pool
+from ._pool import cumsum_rows, worker_pool
 from ._sorted import (MEASURES, SORT_WORKERS, Located, SortedColumns, _group_starts_rows,
                       mass_edges, measure_columns, parallel_ranges, searchsorted_rows,
                       threads_for, width_raw_bins)
@@ -1080,9 +1080,9 @@ class Resampler:
                 np.add.reduceat(ws * self.sorted_outcome[0], bounds[:-1], axis=1), specs, ties)
         Bb = ws.shape[0]
         S = np.zeros((Bb, n + 1), dtype=itype)                      # copies before row i
-        np.cumsum(ws, axis=1, out=S[:, 1:])
+        cumsum_rows(ws, S[:, 1:])
         PK = np.zeros((Bb, n + 1), dtype=itype)                     # positives before row i
-        np.cumsum(ws * self.sorted_outcome[0], axis=1, out=PK[:, 1:])
+        cumsum_rows(ws * self.sorted_outcome[0], PK[:, 1:])
         return self._weighted_values(S, PK, self.sc.values[0], (ws * self.sc.values[0]),
                                      False, specs, ties)
 
@@ -1095,9 +1095,9 @@ class Resampler:
         Bb, G = copies.shape
         itype = np.int32 if self.n < 2 ** 31 else np.int64
         S = np.zeros((Bb, G + 1), dtype=itype)      # copies and positives before each group
-        np.cumsum(copies, axis=1, out=S[:, 1:])
+        cumsum_rows(copies, S[:, 1:])
         PK = np.zeros((Bb, G + 1), dtype=itype)
-        np.cumsum(positives, axis=1, out=PK[:, 1:])
+        cumsum_rows(positives, PK[:, 1:])
         vu = self.sc.values[0][self.tie_bounds()[:-1]]
         return self._weighted_values(S, PK, vu, np.diff(S, axis=1) * vu, True, specs, ties)
 

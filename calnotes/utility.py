@@ -83,6 +83,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._pool import cumsum_rows
 from ._rowsort import finish_stable_order, stable_row_order, take_rows
 from ._validate import check_labels, check_probabilities, check_rng
 
@@ -793,7 +794,7 @@ def _scan_sorted(Vs: np.ndarray, Rs: np.ndarray, tie_tol: float):
     M, n = Vs.shape
     S = np.empty((M, n + 1))
     S[:, 0] = 0.0
-    np.cumsum(Rs, axis=1, out=S[:, 1:])
+    cumsum_rows(Rs, S[:, 1:])
     inner = (Vs[:, 1:] - Vs[:, :-1]) > tie_tol
     if inner.all():                                   # no ties: every position is a boundary
         top, bottom = S.argmax(axis=1), S.argmin(axis=1)

@@ -73,3 +73,24 @@ def test_plans_on_threads_give_the_same_laws_and_ffts_stay_serial(monkeypatch):
     pooled = _evalrows._map_plans(lambda q: poisson_binomial.pmfs([q])[0], qs, 10 ** 6, 3)
     assert asked and all(inside and got == 1 for inside, got in asked)
     assert all(np.array_equal(a, b) for a, b in zip(alone, pooled))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.int32, np.int64])
+def test_cumsum_rows_is_numpys_row_sums_bit_for_bit(dtype):
+    """Rows shorter than, at and beyond ROW_LOOP_MIN (both paths), one row, no rows, and an
+    ``out`` that is a view into a wider array (as the bootstrap writes after a zero column).
+    Control: the same sums taken from the other end of each row, which round differently,
+    are told apart by the same comparison."""
+    from calnotes._pool import ROW_LOOP_MIN, cumsum_rows
+
+    rng = np.random.default_rng(7)
+    for rows, length in ((3, ROW_LOOP_MIN - 1), (3, ROW_LOOP_MIN), (2, ROW_LOOP_MIN + 5),
+                         (1, 3 * ROW_LOOP_MIN), (0, ROW_LOOP_MIN), (4, 1)):
+        a = (rng.random((rows, length)) * 10 ** 3).astype(dtype)
+        wide = np.zeros((rows, length + 1), dtype=dtype)
+        got = cumsum_rows(a, wide[:, 1:])
+        assert got.base is wide or got is wide[:, 1:] or np.shares_memory(got, wide)
+        assert np.array_equal(wide[:, 1:], np.cumsum(a, axis=1)), (rows, length)
+    a = rng.random((2, ROW_LOOP_MIN + 5))
+    other_end = a.sum(axis=1)[:, None] - np.cumsum(a[:, ::-1], axis=1)[:, ::-1] + a
+    assert not np.array_equal(cumsum_rows(a, np.empty_like(a)), other_end)      # control
