@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._binstats import BinStats, TieParts, abs_first_moments_together, positives_by_class
-from ._pool import cumsum_rows, worker_pool
+from ._pool import cumsum_rows, reduceat_rows, worker_pool
 from ._sorted import (MEASURES, SORT_WORKERS, Located, SortedColumns, _group_starts_rows,
                       mass_edges, measure_columns, parallel_ranges, searchsorted_rows,
                       threads_for, width_raw_bins)
@@ -1076,8 +1076,8 @@ class Resampler:
             # copies and positives of each group (one reduceat along each resample's row)
             bounds = self.tie_bounds()
             return self.weighted_values_groups(
-                np.add.reduceat(ws, bounds[:-1], axis=1),
-                np.add.reduceat(ws * self.sorted_outcome[0], bounds[:-1], axis=1), specs, ties)
+                reduceat_rows(ws, bounds[:-1]),
+                reduceat_rows(ws * self.sorted_outcome[0], bounds[:-1]), specs, ties)
         Bb = ws.shape[0]
         S = np.zeros((Bb, n + 1), dtype=itype)                      # copies before row i
         cumsum_rows(ws, S[:, 1:])

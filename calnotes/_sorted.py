@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._binstats import BinStats, TieParts
-from ._pool import worker_pool
+from ._pool import reduceat_rows, worker_pool
 from .binning import quantile_bin_of_position
 
 
@@ -577,7 +577,7 @@ class BinPlan:
         the columns ``first, first + 1, ...`` for a block of rows of such an array."""
         n, m = self.sc.n, self.m
         if self.binning == "mass":
-            return np.add.reduceat(sorted_values, self.starts[0, :-1], axis=1)
+            return reduceat_rows(sorted_values, self.starts[0, :-1])
         # the non-empty bins of all columns as consecutive runs of the flattened rows (the
         # first kept bin of a column starts at 0, its last ends at n): one reduceat, the same
         # sums as one reduceat per column

@@ -94,3 +94,23 @@ def test_cumsum_rows_is_numpys_row_sums_bit_for_bit(dtype):
     a = rng.random((2, ROW_LOOP_MIN + 5))
     other_end = a.sum(axis=1)[:, None] - np.cumsum(a[:, ::-1], axis=1)[:, ::-1] + a
     assert not np.array_equal(cumsum_rows(a, np.empty_like(a)), other_end)      # control
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.int32, bool])
+def test_reduceat_rows_is_numpys_bit_for_bit(dtype):
+    """Bins of every size from one entry to longer than NumPy's buffer, on rows shorter than,
+    at and beyond ROW_LOOP_MIN, one row and no rows; the same values and the same type as
+    the 2-d call.  Control: the same bins summed from their other end differ somewhere."""
+    from calnotes._pool import ROW_LOOP_MIN, reduceat_rows
+
+    rng = np.random.default_rng(11)
+    for rows, length in ((3, ROW_LOOP_MIN - 1), (3, ROW_LOOP_MIN), (2, 5 * ROW_LOOP_MIN + 3),
+                         (1, 2 * ROW_LOOP_MIN), (0, ROW_LOOP_MIN), (2, 7)):
+        a = (rng.random((rows, length)) * 10 ** 3).astype(dtype)
+        idx = np.unique(np.r_[0, 1, rng.integers(0, length, size=5), length - 1])
+        got, want = reduceat_rows(a, idx), np.add.reduceat(a, idx, axis=1)
+        assert got.dtype == want.dtype and np.array_equal(got, want), (rows, length)
+    a = rng.random((2, 3 * ROW_LOOP_MIN))
+    idx = np.array([0, ROW_LOOP_MIN])
+    backwards = np.add.reduceat(a[:, ::-1], [0, 2 * ROW_LOOP_MIN], axis=1)[:, ::-1]
+    assert not np.array_equal(reduceat_rows(a, idx), backwards)                 # control
