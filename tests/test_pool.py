@@ -1,4 +1,5 @@
-"""The library's worker pools and the FFT thread rule (calnotes._pool, poisson_binomial.fft_workers).
+"""The library's worker pools, row sums and FFT thread rule (calnotes._pool,
+poisson_binomial.fft_workers).
 
 A batched FFT splits its rows over threads only where that pays: more than one row, at least
 FFT_THREAD_MIN elements, and not on a thread of a pool that already shares the cores out.
@@ -77,19 +78,21 @@ def test_plans_on_threads_give_the_same_laws_and_ffts_stay_serial(monkeypatch):
 
 @pytest.mark.parametrize("dtype", [np.float64, np.int32, np.int64])
 def test_cumsum_rows_is_numpys_row_sums_bit_for_bit(dtype):
-    """Rows shorter than, at and beyond ROW_LOOP_MIN (both paths), one row, no rows, and an
+    """Rows shorter than, at and beyond ROW_LOOP_MIN, up to and beyond NUMPY_THREAD_ROWS rows
+    (both paths), one row, no rows, and an
     ``out`` that is a view into a wider array (as the bootstrap writes after a zero column).
     Control: the same sums taken from the other end of each row, which round differently,
     are told apart by the same comparison."""
-    from calnotes._pool import ROW_LOOP_MIN, cumsum_rows
+    from calnotes._pool import NUMPY_THREAD_ROWS, ROW_LOOP_MIN, cumsum_rows
 
     rng = np.random.default_rng(7)
     for rows, length in ((3, ROW_LOOP_MIN - 1), (3, ROW_LOOP_MIN), (2, ROW_LOOP_MIN + 5),
-                         (1, 3 * ROW_LOOP_MIN), (0, ROW_LOOP_MIN), (4, 1)):
+                         (1, 3 * ROW_LOOP_MIN), (0, ROW_LOOP_MIN), (4, 1),
+                         (NUMPY_THREAD_ROWS, ROW_LOOP_MIN), (NUMPY_THREAD_ROWS + 1, ROW_LOOP_MIN)):
         a = (rng.random((rows, length)) * 10 ** 3).astype(dtype)
         wide = np.zeros((rows, length + 1), dtype=dtype)
         got = cumsum_rows(a, wide[:, 1:])
-        assert got.base is wide or got is wide[:, 1:] or np.shares_memory(got, wide)
+        assert np.shares_memory(got, wide)
         assert np.array_equal(wide[:, 1:], np.cumsum(a, axis=1)), (rows, length)
     a = rng.random((2, ROW_LOOP_MIN + 5))
     other_end = a.sum(axis=1)[:, None] - np.cumsum(a[:, ::-1], axis=1)[:, ::-1] + a
@@ -99,18 +102,19 @@ def test_cumsum_rows_is_numpys_row_sums_bit_for_bit(dtype):
 @pytest.mark.parametrize("dtype", [np.float64, np.int32, bool])
 def test_reduceat_rows_is_numpys_bit_for_bit(dtype):
     """Bins of every size from one entry to longer than NumPy's buffer, on rows shorter than,
-    at and beyond ROW_LOOP_MIN, one row and no rows; the same values and the same type as
-    the 2-d call.  Control: the same bins summed from their other end differ somewhere."""
-    from calnotes._pool import ROW_LOOP_MIN, reduceat_rows
+    at and beyond ROW_LOOP_MIN, up to and beyond NUMPY_THREAD_ROWS rows, one row and no
+    rows; the same values and the same type as the 2-d call.  Control: a second bin starting one entry later is told apart."""
+    from calnotes._pool import NUMPY_THREAD_ROWS, ROW_LOOP_MIN, reduceat_rows
 
     rng = np.random.default_rng(11)
     for rows, length in ((3, ROW_LOOP_MIN - 1), (3, ROW_LOOP_MIN), (2, 5 * ROW_LOOP_MIN + 3),
-                         (1, 2 * ROW_LOOP_MIN), (0, ROW_LOOP_MIN), (2, 7)):
+                         (1, 2 * ROW_LOOP_MIN), (0, ROW_LOOP_MIN), (2, 7),
+                         (NUMPY_THREAD_ROWS, ROW_LOOP_MIN), (NUMPY_THREAD_ROWS + 1, ROW_LOOP_MIN)):
         a = (rng.random((rows, length)) * 10 ** 3).astype(dtype)
         idx = np.unique(np.r_[0, 1, rng.integers(0, length, size=5), length - 1])
         got, want = reduceat_rows(a, idx), np.add.reduceat(a, idx, axis=1)
         assert got.dtype == want.dtype and np.array_equal(got, want), (rows, length)
     a = rng.random((2, 3 * ROW_LOOP_MIN))
     idx = np.array([0, ROW_LOOP_MIN])
-    backwards = np.add.reduceat(a[:, ::-1], [0, 2 * ROW_LOOP_MIN], axis=1)[:, ::-1]
-    assert not np.array_equal(reduceat_rows(a, idx), backwards)                 # control
+    off_by_one = np.add.reduceat(a, idx + [0, 1], axis=1)
+    assert not np.array_equal(reduceat_rows(a, idx), off_by_one)                # control
