@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._binstats import BinStats, TieParts, abs_first_moments_together, positives_by_class
-from ._pool import cumsum_rows, reduceat_rows, worker_pool
+from ._pool import NUMPY_THREAD_ROWS, cumsum_rows, reduceat_rows, worker_pool
 from ._sorted import (MEASURES, SORT_WORKERS, Located, SortedColumns, _group_starts_rows,
                       mass_edges, measure_columns, parallel_ranges, searchsorted_rows,
                       threads_for, width_raw_bins)
@@ -503,16 +503,21 @@ class NullSampler:
         else:
             lab = out[a:b]
             sub = max(1, (1 << 16) // (c + R))          # a sub-block's arrays stay in cache
-            # each sub-block's rows gathered on its own thread (the block's rows together
-            # were one serial copy of 40 MB of fresh memory at 1,000 classes)
+            # each thread gathers its own rows (the block's rows together were one serial
+            # copy of 40 MB of fresh memory at 1,000 classes), and takes their running sums
+            # over more than NUMPY_THREAD_ROWS rows at a time (fewer keep the lock)
             rows = self.Xc[a:b] if self.Xc is not None else self.canon[a:b]
+            many = -(-(NUMPY_THREAD_ROWS + 1) // sub) * sub
 
             def run(lo, hi):
-                for s in range(lo, hi, sub):
-                    e = min(hi, s + sub)
-                    part = rows[s:e] if self.Xc is not None else self.X[rows[s:e]]
-                    cdf = np.cumsum(part, axis=1)          # row by row, as draw_categorical
-                    lab[s:e] = inverse_cdf_rows(cdf, u[s:e] * cdf[:, -1:])
+                for t in range(lo, hi, many):
+                    f = min(hi, t + many)
+                    part = rows[t:f] if self.Xc is not None else self.X[rows[t:f]]
+                    cdfs = np.cumsum(part, axis=1)         # row by row, as draw_categorical
+                    for s in range(t, f, sub):
+                        e = min(f, s + sub)
+                        cdf = cdfs[s - t:e - t]
+                        lab[s:e] = inverse_cdf_rows(cdf, u[s:e] * cdf[:, -1:])
 
             parallel_ranges(run, b - a, cost=c + R)
             np.minimum(lab, c - 1, out=lab)

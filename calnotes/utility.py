@@ -83,7 +83,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._pool import cumsum_rows
+from ._pool import NUMPY_THREAD_ROWS, cumsum_rows
 from ._rowsort import finish_stable_order, stable_row_order, take_rows
 from ._validate import check_labels, check_probabilities, check_rng
 
@@ -1056,10 +1056,16 @@ class _Calibration:
                 # the running sums written as rows of CT a few rows of Ps at a time: the
                 # transposed copy of a whole block (50 MB at 6,250 x 1,000) missed the cache
                 # at every element (0.6 s against 0.3 s at 50,000 x 1,000, one thread)
+                # (the running sums themselves over more than NUMPY_THREAD_ROWS rows at a
+                # time: over fewer NumPy keeps the interpreter lock, calnotes._pool)
                 step = max(1, _SCAN_BLOCK // kmax)
-                for s in range(a, b, step):
-                    e = min(b, s + step)
-                    CT[:, s:e] = np.cumsum(Ps[s:e, :kmax], axis=1).T
+                many = -(-(NUMPY_THREAD_ROWS + 1) // step) * step
+                for t in range(a, b, many):
+                    f = min(b, t + many)
+                    sums = np.cumsum(Ps[t:f, :kmax], axis=1)
+                    for s in range(t, f, step):
+                        e = min(f, s + step)
+                        CT[:, s:e] = sums[s - t:e - t].T
 
         self._row_blocks(block)
         self.Ps, self.lo, self.hi, self.CT = Ps, lo, hi, CT
