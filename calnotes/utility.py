@@ -1046,9 +1046,10 @@ class _Calibration:
         CT = np.empty((kmax, n)) if kmax else None
 
         def block(a, b):
-            part = np.negative(P[a:b])
+            part = Ps[a:b]                  # sorted in place: no block-sized temporary
+            np.negative(P[a:b], out=part)
             part.sort(axis=1)
-            np.negative(part, out=Ps[a:b])
+            np.negative(part, out=part)
             py = P[np.arange(a, b), y[a:b]][:, None]
             lo[a:b] = (P[a:b] > py).sum(axis=1)
             hi[a:b] = (P[a:b] >= py).sum(axis=1)
