@@ -365,13 +365,28 @@ def _run_pmfs(values: list, mults: list, L: np.ndarray, N: int) -> np.ndarray:
 
     B = len(values)
     spec = np.ones((B, N // 2 + 1), dtype=np.complex128)
-    depth = np.array([v.shape[0] for v in values])
-    for i in range(int(depth.max())):
-        rows = np.flatnonzero(depth > i)
-        r = np.array([mults[b][i] for b in rows.tolist()])
-        v = np.array([values[b][i] for b in rows.tolist()])
-        spec[rows] *= fft.rfft(_binomial_rows(r, v), N, axis=-1,
-                               workers=fft_workers(rows.shape[0], N))
+    depth = np.array([v.shape[0] for v in values], dtype=np.int64)
+    first = np.cumsum(depth) - depth                 # each sum's first value in r_all, v_all
+    r_all, v_all = np.concatenate(mults), np.concatenate(values)
+    # the binomials' transforms of as many values (of every sum at once) as fit a block,
+    # then multiplied in, value by value in each sum's order (a row's transform does not
+    # depend on the batch; NumPy's multiply.reduceat rounds complex products differently)
+    per = max(1, _BLOCK // (N // 2 + 1))
+    i, top = 0, int(depth.max())
+    while i < top:
+        j, size = i, 0
+        while j < top and (j == i or size + np.count_nonzero(depth > j) <= per):
+            size += np.count_nonzero(depth > j)
+            j += 1
+        rows = [np.flatnonzero(depth > d) for d in range(i, j)]
+        at = np.concatenate([first[rows_d] + d for d, rows_d in zip(range(i, j), rows)])
+        F = fft.rfft(_binomial_rows(r_all[at], v_all[at]), N, axis=-1,
+                     workers=fft_workers(at.shape[0], N))
+        k = 0
+        for rows_d in rows:
+            spec[rows_d] *= F[k:k + rows_d.shape[0]]
+            k += rows_d.shape[0]
+        i = j
     out = fft.irfft(spec, N, axis=-1, workers=fft_workers(B, N))
     out[np.arange(N)[None, :] > np.asarray(L)[:, None]] = 0.0
     return np.clip(out, 0.0, None)

@@ -286,6 +286,26 @@ def test_sums_of_few_values_in_a_batch_are_the_one_at_a_time_result_bit_for_bit(
         assert np.array_equal(pmf, pb.pmfs([q])[0])
 
 
+def test_binomial_path_in_small_blocks_is_the_same_bit_for_bit(monkeypatch):
+    """The binomials' transforms computed a few values at a time (a block budget that holds
+    one to three sums' values) multiply into the same pmfs, bit for bit, as all at once.
+    Control: the same binomials multiplied in the reverse order of their values round
+    differently, and the comparison tells them apart."""
+    rng = np.random.default_rng(12)
+    qs = [_rounded(rng, int(L), int(rng.integers(2, 17))) for L in rng.integers(400, 900, 12)]
+    whole = pb.pmfs(qs)
+    for block in (1, 1 << 14, 1 << 16):         # one value, a few, many per transform batch
+        monkeypatch.setattr(pb, "_BLOCK", block)
+        assert all(np.array_equal(a, b) for a, b in zip(pb.pmfs(qs), whole)), block
+    monkeypatch.undo()
+    runs, values, mults = pb._split_runs(np.concatenate(qs), np.array([q.size for q in qs]),
+                                         pb.LEAF)
+    L, N = np.array([q.size for q in qs])[runs], 2048
+    forward = pb._run_pmfs(values, mults, L, N)
+    backward = pb._run_pmfs([v[::-1] for v in values], [m[::-1] for m in mults], L, N)
+    assert runs.size >= len(qs) // 2 and not np.array_equal(forward, backward)  # control
+
+
 def test_recursion_is_the_direct_reference_bit_for_bit():
     """pmf_recursion (computed transposed, for speed) gives exactly the numbers of the row
     layout of calnotes.expectation.poisson_binomial_pmf (the same two operations per entry
