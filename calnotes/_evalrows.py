@@ -482,7 +482,6 @@ class NullSampler:
         column) or each row's label by inverse CDF.  ``own``: ``u`` is this call's to
         overwrite (a block just drawn)."""
         c, R = self.c, u.shape[1]
-        X = None
         if c <= 16:
             X = self.Xc[a:b] if self.Xc is not None else self.X[self.canon[a:b]]
         if c == 1:
@@ -506,14 +505,14 @@ class NullSampler:
             # each thread gathers its own rows (the block's rows together were one serial
             # copy of 40 MB of fresh memory at 1,000 classes), and takes their running sums
             # over more than NUMPY_THREAD_ROWS rows at a time (fewer keep the lock)
-            rows = self.Xc[a:b] if self.Xc is not None else self.canon[a:b]
             many = -(-(NUMPY_THREAD_ROWS + 1) // sub) * sub
 
             def run(lo, hi):
                 for t in range(lo, hi, many):
                     f = min(hi, t + many)
-                    part = rows[t:f] if self.Xc is not None else self.X[rows[t:f]]
-                    cdfs = np.cumsum(part, axis=1)         # row by row, as draw_categorical
+                    # each row's running sums, as draw_categorical (with more than
+                    # DENSE_NULL_COLUMNS classes no predictions are kept in canonical order)
+                    cdfs = np.cumsum(self.X[self.canon[a + t:a + f]], axis=1)
                     for s in range(t, f, sub):
                         e = min(f, s + sub)
                         cdf = cdfs[s - t:e - t]
