@@ -372,20 +372,20 @@ def _run_pmfs(values: list, mults: list, L: np.ndarray, N: int) -> np.ndarray:
     # then multiplied in, value by value in each sum's order (a row's transform does not
     # depend on the batch; NumPy's multiply.reduceat rounds complex products differently)
     per = max(1, _BLOCK // (N // 2 + 1))
-    i, top = 0, int(depth.max())
-    while i < top:
-        j, size = i, 0
-        while j < top and (j == i or size + np.count_nonzero(depth > j) <= per):
-            size += np.count_nonzero(depth > j)
+    rows_at = [np.flatnonzero(depth > d) for d in range(int(depth.max()))]  # sums with value d
+    i = 0
+    while i < len(rows_at):
+        j, size = i + 1, rows_at[i].shape[0]            # value indices i .. j - 1 in a batch
+        while j < len(rows_at) and size + rows_at[j].shape[0] <= per:
+            size += rows_at[j].shape[0]
             j += 1
-        rows = [np.flatnonzero(depth > d) for d in range(i, j)]
-        at = np.concatenate([first[rows_d] + d for d, rows_d in zip(range(i, j), rows)])
+        at = np.concatenate([first[rows_at[d]] + d for d in range(i, j)])
         F = fft.rfft(_binomial_rows(r_all[at], v_all[at]), N, axis=-1,
                      workers=fft_workers(at.shape[0], N))
         k = 0
-        for rows_d in rows:
-            spec[rows_d] *= F[k:k + rows_d.shape[0]]
-            k += rows_d.shape[0]
+        for d in range(i, j):
+            spec[rows_at[d]] *= F[k:k + rows_at[d].shape[0]]
+            k += rows_at[d].shape[0]
         i = j
     out = fft.irfft(spec, N, axis=-1, workers=fft_workers(B, N))
     out[np.arange(N)[None, :] > np.asarray(L)[:, None]] = 0.0
