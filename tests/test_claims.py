@@ -124,8 +124,14 @@ def test_run_controls_from_outside():
 
 
 def test_statuses_and_their_rules(monkeypatch):
-    with pytest.raises(ValueError, match="illustration has no controls"):
-        _dummy(1.0, expect="illustrates", evidence="vacuous", controls=(_control(2.0),))
+    with pytest.raises(ValueError, match="illustration has no near control"):
+        _dummy(1.0, expect="illustrates", evidence="loose", controls=(
+            _control(2.0, kind="scaled", factor=0.9),))
+    far = _dummy(1.0, id="x.far", expect="illustrates", evidence="worst instance: 0.1 of the "
+                 "bound", controls=(_control(2.0, kind="scaled", factor=1 / 12),))
+    assert far.controls[0].near is False
+    with pytest.raises(ValueError, match="finding_holds must be"):
+        _dummy(1.0, expect="finding", evidence="se", finding_holds="maybe")
     with pytest.raises(ValueError, match="finding_holds"):
         _dummy(1.0, expect="finding", evidence="se 0.01")
     with pytest.raises(ValueError, match="evidence"):
@@ -147,3 +153,60 @@ def test_statuses_and_their_rules(monkeypatch):
         "x.bare: agrees but has no negative control (add one, or register it with "
         "expect='illustrates' and say why none can be rejected)",
         "x.err3: erratum without a correction (what is true instead)"]
+    inconclusive = _dummy(1.05, id="x.fi", expect="finding", evidence="within 1 SE",
+                          finding_holds=claims.INCONCLUSIVE)
+    beyond = _dummy(3.0, id="x.fb", expect="finding", evidence="within 1 SE",
+                    finding_holds=claims.INCONCLUSIVE)
+    for c in (inconclusive, beyond):
+        monkeypatch.setitem(claims._registry._REGISTRY, c.id, c)
+    assert inconclusive.outcome == "inconclusive" and held.outcome == "holds"
+    assert fails.outcome == "does not hold" and ill.outcome == ""
+    assert claims.assert_claim("x.fi").status == "finding"
+    with pytest.raises(claims.ClaimFailed):      # an effect beyond its noise is not inconclusive
+        claims.assert_claim("x.fb")
+
+
+def test_control_kinds_and_nearness():
+    with pytest.raises(ValueError, match="kind must be one of"):
+        _control(2.0, kind="tightened")
+    with pytest.raises(ValueError, match="needs a positive, finite factor"):
+        _control(2.0, kind="scaled")
+    with pytest.raises(ValueError, match="factor is for kind='scaled' only"):
+        _control(2.0, kind="boundary", factor=0.9)
+    # the 20% rule at its edge, from both sides, and the kinds that are near by definition
+    assert _control(2.0, kind="scaled", factor=0.8).near
+    assert _control(2.0, kind="scaled", factor=1.2).near
+    assert not _control(2.0, kind="scaled", factor=0.79).near
+    assert not _control(2.0, kind="scaled", factor=1.21).near
+    for kind in ("boundary", "hypothesis", "reading"):
+        assert _control(2.0, kind=kind).near and _control(2.0, kind=kind).distance == 0
+    assert not _control(2.0, kind="alternative").near
+    assert not _control(2.0).near                     # unclassified is never near
+    assert _control(2.0, kind="scaled", factor=0.99).describe() == "scaled x0.99 (1% off)"
+    assert _control(2.0, kind="scaled", factor=1 / 12).describe() == "scaled x0.08333 (12-fold)"
+
+
+def test_a_verified_claim_needs_a_near_control(monkeypatch):
+    far_only = _dummy(1.0, id="x.faronly", controls=(
+        _control(2.0, name="reversed", kind="alternative"),
+        _control(3.0, name="bound / 3", kind="scaled", factor=1 / 3)))
+    near = _dummy(1.0, id="x.near", controls=(
+        _control(2.0, name="reversed", kind="alternative"),
+        _control(1.5, name="tightened 1%", kind="scaled", factor=0.99),
+        _control(1.7, name="k = 2", kind="boundary")))
+    unkinded = _dummy(1.0, id="x.unkinded", controls=(_control(2.0, name="tightened"),))
+    problems = claims.registry_problems([far_only, near, unkinded])
+    assert problems == [
+        "x.faronly: agrees but has no near control (boundary, hypothesis, reading, or scaled "
+        "by at most 20%): add one, or register it as an illustration with the slack of its "
+        "worst instance",
+        "x.unkinded: agrees but has no near control (boundary, hypothesis, reading, or scaled "
+        "by at most 20%): add one, or register it as an illustration with the slack of its "
+        "worst instance",
+        "x.unkinded: control 'tightened' has no kind (one of ['alternative', 'boundary', "
+        "'hypothesis', 'reading', 'scaled'])"]
+    monkeypatch.setitem(claims._registry._REGISTRY, near.id, near)
+    result = claims.assert_claim("x.near")
+    # the nearest rejected control: the boundary one (distance 0) before the 1% one
+    assert result.nearest_rejected.name == "k = 2"
+    assert claims.run_claim("x.near").nearest_rejected is None     # no controls run

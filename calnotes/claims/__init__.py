@@ -3,12 +3,12 @@
 Importing this package registers every claim of every chapter.
 """
 
-from ._registry import (Claim, ClaimFailed, Control, ControlResult, Result, all_claims,
-                        assert_claim, get_claim, ledger, register, registry_problems, run_claim,
-                        run_controls, show)
+from ._registry import (CONTROL_KINDS, INCONCLUSIVE, NEAR_FACTOR, Claim, ClaimFailed, Control,
+                        ControlResult, Result, all_claims, assert_claim, get_claim, ledger,
+                        register, registry_problems, run_claim, run_controls, show)
 from . import (foundations, truthfulness, dominance, table1, practice, proper, bregman,  # noqa: F401
                sharpness, utility, utility_experiments)
 
-__all__ = ["Claim", "ClaimFailed", "Control", "ControlResult", "Result", "all_claims",
+__all__ = ["CONTROL_KINDS", "INCONCLUSIVE", "NEAR_FACTOR", "Claim", "ClaimFailed", "Control", "ControlResult", "Result", "all_claims",
            "assert_claim", "get_claim", "ledger", "register", "registry_problems", "run_claim",
            "run_controls", "show"]

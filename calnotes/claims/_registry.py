@@ -10,11 +10,15 @@ a *tolerance* with the reason for it, and what we *expect*:
     hypothesis dropped, an estimator swapped for a biased one) measured by the same check on the
     same instances and compared with the same reference, comparison and tolerance. Every
     control must come out *disagreeing* (``rejected``); a control that agrees shows that the
-    check has no power, and the claim fails exactly as a failed check does. Status
-    ``"verified"``.
+    check has no power, and the claim fails exactly as a failed check does. At least one
+    control must be *near* (:attr:`Control.near`: the boundary case, a hypothesis dropped at
+    its edge, another reading of the printed text, or a constant scaled by at most 20%); the
+    ledger shows the nearest one. Status ``"verified"``.
 ``"illustrates"``
-    The check agrees but no false neighbour can be rejected (a bound vacuous at every feasible
-    size, a statement true by construction); ``evidence`` says why. No controls. Status
+    The check agrees but no *near* false neighbour can be rejected (a bound loose on the worst
+    instance found, a statement true by construction); ``evidence`` says why, and for a loose
+    bound how loose it is on the worst instance found (searched for, not only drawn). It may
+    carry far controls (showing that the check can fail at all), never a near one. Status
     ``"illustration"``.
 ``"disagrees"``
     The careful check contradicts the printed text (an erratum); the assertion requires the
@@ -23,8 +27,10 @@ a *tolerance* with the reason for it, and what we *expect*:
 ``"finding"``
     A result on our substitute data (MNIST-5k, simulators), not a statement about the papers'
     text: ``finding_holds`` records whether the paper's empirical statement carries over to our
-    data (the assertion requires that outcome to persist) and ``evidence`` gives its sampling
-    uncertainty. Status ``"finding"``.
+    data -- ``True``, ``False`` or :data:`INCONCLUSIVE` (the effect lies within its sampling
+    uncertainty: the check then measures the effect against "no effect" with a tolerance of its
+    sampling uncertainty, and must agree) -- the assertion requires that outcome to persist,
+    and ``evidence`` gives its sampling uncertainty. Status ``"finding"``.
 
 The same registry drives the chapter cell after each theorem (:func:`assert_claim`,
 which raises if the check or one of its controls does not come out as expected),
@@ -42,7 +48,7 @@ import numpy as np
 
 __all__ = ["Claim", "Control", "Result", "ControlResult", "register", "get_claim", "all_claims",
            "run_claim", "run_controls", "assert_claim", "ledger", "registry_problems", "ClaimFailed", "EXPECTS",
-           "STATUSES"]
+           "STATUSES", "CONTROL_KINDS", "NEAR_FACTOR", "INCONCLUSIVE"]
 
 _REGISTRY: dict[str, "Claim"] = {}
 
@@ -59,6 +65,9 @@ EXPECTS = {"agrees": "verified", "illustrates": "illustration", "disagrees": "er
 
 STATUSES = ("verified", "illustration", "erratum", "finding")
 """The statuses of a claim that came out as registered (otherwise ``"FAILED"``)."""
+
+INCONCLUSIVE = "inconclusive"
+"""``finding_holds`` of a finding whose effect lies within its sampling uncertainty."""
 
 
 class ClaimFailed(AssertionError):
@@ -77,6 +86,22 @@ def _holds(measured: float, reference: float, tolerance: float, comparison: str)
     return measured >= reference - tolerance
 
 
+CONTROL_KINDS = {
+    "scaled": "a constant or threshold of the statement multiplied by ``factor``",
+    "boundary": "the statement at the smallest case or the exact edge of a hypothesis (k = 2, "
+                "one bin, a single atom, mu = 0)",
+    "hypothesis": "one hypothesis of the statement dropped, at its edge",
+    "reading": "another reading of the printed statement",
+    "alternative": "another false statement (a swapped estimator, a reversed inequality, a "
+                   "degenerate kernel): evidence of power only when it is near the statement",
+}
+"""The kinds of negative control. ``boundary``, ``hypothesis``, ``reading`` and ``scaled``
+with ``|factor - 1| <= NEAR_FACTOR`` are *near* (:attr:`Control.near`)."""
+
+NEAR_FACTOR = 0.2
+"""A scaled control is near when its constant moves by at most 20% (the registry's rule)."""
+
+
 @dataclass(frozen=True)
 class Control:
     """A negative control: a false neighbour of a claim's statement.
@@ -93,16 +118,68 @@ class Control:
     reference : float, optional
         Where the false neighbour moves the reference (a constant tightened); defaults to the
         claim's. Comparison and tolerance are always the claim's.
+    kind : str
+        One of :data:`CONTROL_KINDS`: how the neighbour differs from the statement.
+    factor : float, optional
+        For ``kind="scaled"`` (required there, forbidden otherwise): the factor the
+        statement's constant or threshold is multiplied by (``0.99`` for "tightened by 1%",
+        ``1 / 12`` for "the bound divided by 12").
+
+    Examples
+    --------
+    >>> c = Control("constant 1% smaller", "E <= 0.99 B", check=lambda size: 1.0,
+    ...             kind="scaled", factor=0.99)
+    >>> c.near, round(c.distance, 3)
+    (True, 0.01)
+    >>> Control("reversed", "E >= B", check=lambda size: 1.0, kind="alternative").near
+    False
     """
 
     name: str
     statement: str
     check: Callable[[str], float]
     reference: Optional[float] = None
+    kind: Optional[str] = None
+    factor: Optional[float] = None
 
     def __post_init__(self):
         if not self.name.strip() or not self.statement.strip():
             raise ValueError("a control needs a name and a statement")
+        if self.kind is not None and self.kind not in CONTROL_KINDS:
+            raise ValueError(f"control {self.name!r}: kind must be one of "
+                             f"{sorted(CONTROL_KINDS)}, got {self.kind!r}")
+        if self.kind == "scaled":
+            if self.factor is None or not np.isfinite(self.factor) or self.factor <= 0:
+                raise ValueError(f"control {self.name!r}: a scaled control needs a positive, "
+                                 f"finite factor, got {self.factor!r}")
+        elif self.factor is not None:
+            raise ValueError(f"control {self.name!r}: factor is for kind='scaled' only "
+                             f"(kind={self.kind!r})")
+
+    @property
+    def distance(self) -> float:
+        """How far the neighbour is from the statement: ``|factor - 1|`` for a scaled
+        control, 0 for a boundary, hypothesis or reading control (at the statement's edge),
+        ``inf`` for an alternative or an unclassified one."""
+        if self.kind == "scaled":
+            return abs(float(self.factor) - 1.0)
+        if self.kind in ("boundary", "hypothesis", "reading"):
+            return 0.0
+        return float("inf")
+
+    @property
+    def near(self) -> bool:
+        """Is this a *near* false neighbour (see :data:`CONTROL_KINDS`)?"""
+        return self.distance <= NEAR_FACTOR + 1e-12
+
+    def describe(self) -> str:
+        """The kind and distance in words: ``"scaled x0.99 (1% off)"``, ``"boundary"``."""
+        if self.kind == "scaled":
+            f = float(self.factor)
+            fold = max(f, 1 / f)
+            off = f"{abs(f - 1) * 100:.2g}% off" if fold < 2 else f"{fold:.3g}-fold"
+            return f"scaled x{f:.4g} ({off})"
+        return self.kind or "unclassified"
 
 
 @dataclass(frozen=True)
@@ -143,8 +220,10 @@ class Claim:
     correction : str
         For ``expect="disagrees"``: one line saying what is true instead (required,
         :func:`registry_problems`).
-    finding_holds : bool, optional
+    finding_holds : bool or "inconclusive", optional
         For ``expect="finding"``: does the paper's empirical statement hold on our data?
+        :data:`INCONCLUSIVE` when the effect lies within its sampling uncertainty (the check
+        measures the effect against "no effect" and must agree within that uncertainty).
     """
 
     id: str
@@ -160,7 +239,7 @@ class Claim:
     evidence: str = ""
     controls: tuple = ()
     correction: str = ""
-    finding_holds: Optional[bool] = None
+    finding_holds: Optional[object] = None
 
     def __post_init__(self):
         object.__setattr__(self, "controls", tuple(self.controls))
@@ -174,9 +253,12 @@ class Claim:
             raise ValueError(f"claim {self.id}: a finding needs finding_holds")
         if self.expect != "finding" and self.finding_holds is not None:
             raise ValueError(f"claim {self.id}: finding_holds is for findings only")
-        if self.expect == "illustrates" and self.controls:
-            raise ValueError(f"claim {self.id}: an illustration has no controls (a control "
-                             "that can be rejected makes it a verified claim)")
+        if self.finding_holds not in (None, True, False, INCONCLUSIVE):
+            raise ValueError(f"claim {self.id}: finding_holds must be True, False or "
+                             f"{INCONCLUSIVE!r}, got {self.finding_holds!r}")
+        if self.expect == "illustrates" and any(c.near for c in self.controls):
+            raise ValueError(f"claim {self.id}: an illustration has no near control (a near "
+                             "control that is rejected makes it a verified claim)")
         if not all(isinstance(c, Control) for c in self.controls):
             raise ValueError(f"claim {self.id}: controls must be Control instances")
         names = [c.name for c in self.controls]
@@ -194,8 +276,22 @@ class Claim:
     def expected_agreement(self) -> bool:
         """Must the check agree with the reference for the claim to come out as registered?"""
         if self.expect == "finding":
-            return bool(self.finding_holds)
+            return self.finding_holds is not False
         return self.expect in ("agrees", "illustrates")
+
+    @property
+    def near_controls(self) -> tuple:
+        """The controls that are near false neighbours (:attr:`Control.near`)."""
+        return tuple(c for c in self.controls if c.near)
+
+    @property
+    def outcome(self) -> str:
+        """For a finding: ``"holds"``, ``"does not hold"`` or ``"inconclusive"``; else ``""``."""
+        if self.expect != "finding":
+            return ""
+        if self.finding_holds == INCONCLUSIVE:
+            return INCONCLUSIVE
+        return "holds" if self.finding_holds else "does not hold"
 
 
 @dataclass(frozen=True)
@@ -247,6 +343,15 @@ class Result:
     def gap(self) -> float:
         """``measured - reference``."""
         return float(self.measured - self.claim.reference)
+
+    @property
+    def nearest_rejected(self) -> Optional["ControlResult"]:
+        """The rejected control nearest to the statement (smallest :attr:`Control.distance`;
+        among equals the first registered), or ``None`` when none was run or rejected."""
+        rejected = [r for r in self.controls if r.rejected]
+        if not rejected:
+            return None
+        return min(rejected, key=lambda r: r.control.distance)
 
     @property
     def status(self) -> str:
@@ -333,7 +438,8 @@ def claim_line_html(result: "Result") -> str:
     why = [f"<b>Tolerance.</b> {_html.escape(c.tolerance_reason)}"]
     if result.controls:
         why.append("<b>Negative controls</b> (must come out disagreeing): " + "; ".join(
-            f"<i>{_html.escape(k.name)}</i> {'rejected' if k.rejected else 'NOT REJECTED'} "
+            f"<i>{_html.escape(k.name)}</i> [{_html.escape(k.control.describe())}] "
+            f"{'rejected' if k.rejected else 'NOT REJECTED'} "
             f"(measured {k.measured:.4g} vs {k.reference:.4g})" for k in result.controls))
     if c.expect == "illustrates":
         why.append(f"<b>Illustration only.</b> {_html.escape(c.evidence)}")
@@ -467,9 +573,12 @@ def assert_claim(claim_id: str, size: str = "smoke") -> Result:
 def registry_problems(claims=None) -> list:
     """What the registry still lacks; empty when every claim meets the rules.
 
-    Every ``"agrees"`` claim has at least one control (else it is an illustration, registered
-    with ``expect="illustrates"`` and its reason); every erratum says what is true instead
-    (``correction``). The tests and the ledger page fail unless this is empty.
+    Every control says what kind of neighbour it is (:data:`CONTROL_KINDS`); every
+    ``"agrees"`` claim has at least one *near* control (:attr:`Control.near`; else it is an
+    illustration, registered with ``expect="illustrates"`` and the slack of its worst instance);
+    every erratum says what is true instead (``correction``). That each control is *rejected*
+    is checked when the claim runs (:func:`assert_claim`). The tests and the ledger page fail
+    unless this is empty.
     """
     claims = all_claims() if claims is None else claims
     out = []
@@ -477,6 +586,14 @@ def registry_problems(claims=None) -> list:
         if c.expect == "agrees" and not c.controls:
             out.append(f"{c.id}: agrees but has no negative control (add one, or register it "
                        "with expect='illustrates' and say why none can be rejected)")
+        elif c.expect == "agrees" and not c.near_controls:
+            out.append(f"{c.id}: agrees but has no near control (boundary, hypothesis, reading, "
+                       f"or scaled by at most {NEAR_FACTOR:.0%}): add one, or register it as an "
+                       "illustration with the slack of its worst instance")
+        for k in c.controls:
+            if k.kind is None:
+                out.append(f"{c.id}: control {k.name!r} has no kind (one of "
+                           f"{sorted(CONTROL_KINDS)})")
         if c.expect == "disagrees" and not c.correction.strip():
             out.append(f"{c.id}: erratum without a correction (what is true instead)")
     return out
