@@ -119,3 +119,44 @@ def test_lemma34_control_factor_is_false_only_for_the_worst_case():
     rows = cu.deviation_study("smoke")
     coin = [r for r in rows if r["simulator"].startswith("calibrated coin")]
     assert coin and all(r["ratio"] > 1 / cu.LEMMA34_CONTROL_FACTOR for r in coin)
+
+
+def test_edge_step_lowers_brier_by_exactly_err_squared_over_c():
+    # one atom, f = (0.5, 0.5), E[Y] = (0.6, 0.4), u = (1, -1): err = |<(0.1, -0.1), (1, -1)>|
+    # = 0.2; eta = err / 2 = 0.1 moves f to (0.6, 0.4): Brier 0.02 + 0.48 -> 0.48, a decrease
+    # of 0.02 = err^2 / C
+    runs = cu.edge_patch_runs()
+    d, _, trace, _ = next(r for r in runs if np.allclose(r[0].prediction, [[0.5, 0.5]])
+                          and np.allclose(r[0].truth, [[0.6, 0.4]]))
+    (step,) = trace.steps
+    assert step.err == pytest.approx(0.2)
+    assert step.brier_before - step.brier_after == pytest.approx(0.02, abs=1e-14)
+    for d, _, trace, _ in runs:
+        for s in trace.steps:
+            assert s.brier_before - s.brier_after == pytest.approx(s.err ** 2 / d.n_classes,
+                                                                   abs=1e-14)
+
+
+def test_edge_step_size_twice_err_over_c_is_the_edge():
+    # the decrease 2 eta err - eta^2 C vanishes at eta = 2 err / C and turns negative past it
+    assert abs(cu.edge_step_increase(2.0)) < 1e-14
+    assert cu.edge_step_increase(1.9) < 0 < cu.edge_step_increase(2.2)
+
+
+def test_fresh_count_patching_corrects_a_single_atom():
+    # with 10^9 fresh samples per step the counts are E[Y] to about 2e-5: one step of the
+    # optimal size err / ||ubar||^2 = 0.2 / 2 moves f = (0.5, 0.5) onto E[Y] = (0.6, 0.4)
+    d, fams = next((d, f) for d, f in cu.edge_populations()
+                   if np.allclose(d.prediction, [[0.5, 0.5]]) and np.allclose(d.truth, [[0.6, 0.4]]))
+    patched, steps, stopped = cu.patch_with_fresh_counts(d, fams, eps=0.01, N=10 ** 9,
+                                                         max_iter=5, rng=0)
+    assert stopped and steps == 1
+    np.testing.assert_allclose(patched, [[0.6, 0.4]], atol=1e-3)
+
+
+def test_sup_lower_study_marginal_identity_for_two_classes():
+    # for C = 2, |ybar_2 - pbar_2| = |ybar_1 - pbar_1|, so ||ybar - pbar||_1 = 2 |mean(Y_1 - p_1)|
+    rng = np.random.default_rng(5)
+    P, y = cu.calibrated_sample(500, 2, rng)
+    diff = np.eye(2)[y].mean(axis=0) - P.mean(axis=0)
+    assert np.abs(diff).sum() == pytest.approx(2 * abs(np.mean((y == 0) - P[:, 0])), abs=1e-14)

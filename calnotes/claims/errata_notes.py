@@ -269,8 +269,9 @@ NOTES = {
                 r"score $66.6 \times 10^{-2}$ and "
                 r"$\mathrm{UC}(f, \mathcal U_{\mathrm{topK}}) = 990.0 \times 10^{-3}$.",
         correction=r"Since $\mathrm{UC}(f, \mathcal U_{\mathrm{topK}}) \le \mathbb E[1 - "
-                   r"f_Y(X)] \le \sqrt{\frac{C-1}{C}\,\mathrm{Brier}}$, that Brier score "
-                   r"allows at most $0.816$: one of the two numbers is misprinted.",
+                   r"f_Y(X)] \le \sqrt{\frac{C-1}{C}\,\mathrm{Brier}}$ for every predictor "
+                   r"on the simplex, that Brier score allows at most $0.816$: no predictions "
+                   r"give the printed pair.",
         severity=TYPO,
         why="A single table entry; every other row satisfies the bound."),
     "003.appE.1.binary.accuracy": ErratumNote(
@@ -383,13 +384,13 @@ PAPER_NOTES = {
         venue="AISTATS 2026",
         cite="hegazy2026utility",
         holds=(
-            (r"A small $\mathrm{UC}(f, u)$ bounds the regret of decisions and the decision "
-             r"calibration error (Props 3.2, 3.3); the estimator of Lemma 3.4 takes one sort; "
-             r"binned errors are at most $m$ times UC (App. B.2); and patching (Algorithm 1) "
-             r"stops within $O(C/\varepsilon^2)$ steps without raising the Brier score "
-             r"(Prop 4.4).",
-             ("001.prop3.2", "001.prop3.3", "001.lemma3.4.estimator", "001.appB2.bound",
-              "001.prop4.4.iterations", "001.prop4.4.brier")),
+            (r"A small $\mathrm{UC}(f, u)$ bounds the regret of decisions (Prop 3.2); the "
+             r"estimator of Lemma 3.4 takes one sort; binned errors are at most $m$ times UC "
+             r"(App. B.2); and each step of patching (Algorithm 1) lowers the Brier score by "
+             r"at least $\mathrm{err}_t^2/C$, so it never raises it and stops within "
+             r"$O(C/\varepsilon^2)$ steps (Prop 4.4).",
+             ("001.prop3.2", "001.lemma3.4.estimator", "001.appB2.bound",
+              "001.prop4.4.decrease", "001.prop4.4.brier")),
         )),
     "003": PaperNote(
         short="the proper-calibration-errors paper",

@@ -373,7 +373,7 @@ _P001 = (
       "xi ubar 1{v_u in I}.", ["001.eq3.3"]),
     v("Prop 3.2", "proposition", "For every utility u and threshold t0, the risk gap to the best "
       "monotone post-processing of v_u is at most 2 UC(f, u).", ["001.prop3.2"]),
-    v("Prop 3.3", "proposition", "DCU(f) <= sqrt(8 UC(f, u)) + UC(f, u).",
+    il("Prop 3.3", "proposition", "DCU(f) <= sqrt(8 UC(f, u)) + UC(f, u).",
       ["001.prop3.3", "001.prop3.3.proof"],
       note="DCU is an infimum; it is bounded above by explicit calibrated candidates"),
     v("Lemma 3.4", "lemma", "|UC_hat(f, u; S) - UC(f, u)| <= O~(sqrt(log(1/delta)/n)) with "
@@ -402,7 +402,7 @@ _P001 = (
       note="the upper bound's n^(-1/2) rate is checked at C = 2, where the supremum over U_lin is "
            "exact; the C-dependence only from below (the supremum grows at least like sqrt(C)); "
            "U_rank follows by Cor B.10's reduction"),
-    v("Algorithm 1", "algorithm", "Iterative patching: find the worst witness, step eta_t along "
+    il("Algorithm 1", "algorithm", "Iterative patching: find the worst witness, step eta_t along "
       "it, project onto the simplex, stop when err_t <= eps.",
       ["001.prop4.4.terminal", "001.appA.finite_sample"],
       code=["calnotes.patching.patch_population", "calnotes.patching.UtilityPatching"]),
@@ -410,7 +410,7 @@ _P001 = (
       "iterations, the Brier score non-increasing at every step.",
       ["001.prop4.4.brier", "001.prop4.4.decrease", "001.prop4.4.iterations",
        "001.prop4.4.terminal"]),
-    v("App. A (finite samples)", "conclusion", "With fresh samples per iteration Algorithm 1 keeps "
+    il("App. A (finite samples)", "conclusion", "With fresh samples per iteration Algorithm 1 keeps "
       "its guarantee if err_t is estimated to O(eps); N = O~(log(C/delta)/eps^2) suffices for "
       "U_CWE and U_topK.", ["001.appA.finite_sample"],
       note="the final population UC is checked; the sample sizes N are not"),
@@ -428,10 +428,10 @@ _P001 = (
       "for decision-calibration and projected smooth calibration witnesses.",
       reason="computational-hardness results cited from Gopalan et al. (2024); not a numerical "
              "statement"),
-    v("Thm B.4", "theorem", "R_n(G_U) <= 2 sum_j R_n(P_j(U)).", ["001.thmB.4"],
+    il("Thm B.4", "theorem", "R_n(G_U) <= 2 sum_j R_n(P_j(U)).", ["001.thmB.4"],
       note="the empirical complexities given the sample, exactly (all sign vectors), on finite "
            "classes and samples of n <= 12"),
-    v("Cor B.5", "corollary", "sup_u |UC_hat - UC| <= 2 R_n(G_U) + 4 sqrt(log(2/delta)/(2n)) "
+    il("Cor B.5", "corollary", "sup_u |UC_hat - UC| <= 2 R_n(G_U) + 4 sqrt(log(2/delta)/(2n)) "
       "with probability 1 - delta.", ["001.corB.5"],
       note="coverage by simulation on finite classes with exact UC, R_n by Monte Carlo"),
     n("Cor B.6", "corollary", "U_lin is interactively measurable with "
@@ -439,7 +439,7 @@ _P001 = (
       reason="an O() rate with unspecified constants, superseded by the sharper Cor B.9; its "
              "C-dependence would need the supremum over U_lin for C > 2, which is not "
              "computable here (App. B.3)"),
-    v("Result 1", "cited result", "Massart and Sauer: R_n(B) <= sqrt(2 d log(en/d)/n) for VC "
+    il("Result 1", "cited result", "Massart and Sauer: R_n(B) <= sqrt(2 d log(en/d)/n) for VC "
       "dimension d.", ["001.result1"],
       note="exact empirical complexities of thresholds, intervals and a shattered sample, "
            "n <= 12"),
@@ -483,7 +483,7 @@ _P001 = (
       ["001.sec5.no_single_best"],
       note="read off the printed Table 1 (and Tables 2-8), beyond the rounding of the digits; "
            "the recalibrators chapter also computes it on its own data (verdict (b))"),
-    v("Sec. 5 (patching best)", "conclusion", "Patching achieves the best TCE^bin and U_comb of "
+    il("Sec. 5 (patching best)", "conclusion", "Patching achieves the best TCE^bin and U_comb of "
       "Table 1.", ["001.sec5.patching_best"], note="read off the printed table"),
     n("Sec. 5 (Fig. 1)", "conclusion", "On the U_rank and U_lin eCDFs the uncalibrated model is "
       "consistently worst; vector scaling is best on U_rank but worst on U_lin.",

@@ -172,10 +172,10 @@ register(Claim(
         Control("half-lines only",
                 "UC(f, u) equals weighted calibration with the half-line witnesses xi ubar"
                 " 1{v_u <= t} (the class of App. B.8's proof)",
-                functools.partial(_eq33, witnesses="half-line")),
+                functools.partial(_eq33, witnesses="half-line"), kind="reading"),
         Control("no indicator",
                 "UC(f, u) equals |E<Y - f(X), ubar(X)>| (the witness without 1{v_u in I})",
-                functools.partial(_eq33, witnesses="no indicator")),
+                functools.partial(_eq33, witnesses="no indicator"), kind="alternative"),
     ),
 ))
 
@@ -320,7 +320,7 @@ register(Claim(
     controls=(
         Control("factor 1.9",
                 "the risk gap is at most 1.9 UC(f, u) (the factor 2 tightened by 5%)",
-                functools.partial(_prop32, factor=1.9)),
+                functools.partial(_prop32, factor=1.9), kind="scaled", factor=0.95),
     ),
 ))
 
@@ -389,7 +389,7 @@ register(Claim(
     controls=(
         Control("factor 1.9",
                 "the gain of monotone recalibration is at most 1.9 Delta_Cutoff(f)",
-                functools.partial(_appb1, factor=1.9)),
+                functools.partial(_appb1, factor=1.9), kind="scaled", factor=0.95),
     ),
 ))
 
@@ -502,16 +502,23 @@ register(Claim(
                       " every utility kind, where DCU is bounded above by calibrated"
                       " candidates, and every one- and two-atom population with v, r on a"
                       " 9-point grid (single atoms up to UC = 2, point masses), where DCU is"
-                      " exact; there DCU reaches 0.4 of the bound (a point mass 1/3) and twice"
-                      " UC"),
+                      " exact; there DCU reaches 0.4 of the bound (UC = 0.5, DCU = 1 = 2 UC)"),
     chapter=CH_UC,
+    expect="illustrates",
+    evidence=("a loose bound: the worst instance found reaches 0.40 of the bound (exhaustive"
+              " enumeration of every one- and two-atom population with v, r on a 9-point grid"
+              " and 5 weights, where DCU is exact: two atoms with UC = 0.5 and DCU = 1 = 2 UC);"
+              " on the random populations the best calibrated candidate reaches 0.27 of it."
+              " The bound divided by 2.6 is the nearest scaled neighbour rejected, so no"
+              " constant tightened by 20% or less can be rejected; the controls are far"
+              " (evidence only that the check can fail)"),
     controls=(
         Control("no square root",
                 "DCU(f, u) <= UC(f, u) (a linear bound, without the sqrt(8 UC) term)",
-                functools.partial(_prop33, bound="linear")),
+                functools.partial(_prop33, bound="linear"), kind="alternative"),
         Control("bound / 2.6",
                 "DCU(f, u) <= (sqrt(8 UC) + UC) / 2.6 (the constants tightened by 2.6)",
-                functools.partial(_prop33, factor=2.6)),
+                functools.partial(_prop33, factor=2.6), kind="scaled", factor=1 / 2.6),
     ),
 ))
 
@@ -537,10 +544,16 @@ register(Claim(
                       " one- and two-atom population on its grid, where E|g_W - v| reaches"
                       " 0.52 of the bound"),
     chapter=CH_UC,
+    expect="illustrates",
+    evidence=("a loose bound: the worst instance found reaches 0.52 of it (exhaustive"
+              " enumeration of the one- and two-atom populations on a 9-point grid of v and r;"
+              " the random populations reach 0.33), so the bound halved is the nearest"
+              " rejected neighbour and no constant tightened by 20% or less can be rejected;"
+              " the control is far"),
     controls=(
         Control("bound halved",
                 "E|g_W - v_u| <= ((2/W + 1) UC + W) / 2",
-                functools.partial(_prop33_proof, factor=2.0)),
+                functools.partial(_prop33_proof, factor=2.0), kind="scaled", factor=0.5),
     ),
 ))
 
@@ -593,8 +606,9 @@ register(Claim(
     controls=(
         Control("position rule",
                 "the max minus min prefix sum over every position of the sorted order (ties"
-                " split) equals the supremum over intervals",
-                functools.partial(_lemma34_equal, estimator="position")),
+                " split) equals the supremum over intervals (the sort-and-prefix-sum recipe"
+                " read without tie pooling)",
+                functools.partial(_lemma34_equal, estimator="position"), kind="reading"),
     ),
 ))
 
@@ -636,34 +650,36 @@ def deviation_study(size: str, delta: float = 0.05, seed: int = 342) -> tuple:
     deviations themselves).
     """
     rng = np.random.default_rng(seed)
-    reps = 40 if size == "smoke" else 400
-    grid = [(100, 2), (100, 10), (1000, 10), (1000, 100), (1000, 1000), (10000, 10)]
+    reps = 20 if size == "smoke" else 400
+    grid = [(100, 2), (100, 10), (1000, 10), (1000, 100)]
     if size == "full":
-        grid += [(10000, 100), (100, 1000)]
+        grid += [(1000, 1000), (10000, 10), (10000, 100), (100, 1000)]
     rows = []
     for n, C in grid:
         fams = [ut.sample_linear(C, 1, rng=rng), ut.top_class(C), ut.dcg(C, [1.0])]
         devs = []
         for _ in range(reps):
             P, y = calibrated_sample(n, C, rng)
-            devs.append(ut.utility_calibration(y, P, fams).values)
+            devs.append(ut.utility_calibration(y, P, fams, workers=1).values)
         rows.append(_deviation_row("calibrated Dirichlet", n, C, np.array(devs), 0.0, delta))
+    sample_sizes = (100, 1000) if size == "smoke" else (100, 1000, 10000)
     d = pop.random_finite_distribution(rng, n_atoms=12, n_classes=4)
     fams = [ut.sample_linear(4, 1, rng=rng), ut.top_class(4), ut.dcg(4, [1.0])]
     truth = ut.population_uc(d, fams).values
-    for n in (100, 1000, 10000):
+    for n in sample_sizes:
         devs = []
         for _ in range(reps):
             F, y = population_sample(d, n, rng)
-            devs.append(ut.utility_calibration(y, F, fams).values)
+            devs.append(ut.utility_calibration(y, F, fams, workers=1).values)
         rows.append(_deviation_row("finite population", n, 4, np.array(devs), truth, delta))
-    coin = ut.linear([[1.0, -1.0]])
-    for n in (100, 1000, 10000):
+    for n in sample_sizes:
         devs = []
         for _ in range(reps):
+            # the utility a = (1, -1): predicted 2 p_1 - 1, realized +1 (Y = 1) or -1
             p1 = 0.5 + rng.uniform(-0.005, 0.005, n)
             y = (rng.random(n) >= p1).astype(int)
-            devs.append(ut.utility_calibration(y, np.stack([p1, 1 - p1], axis=1), coin).values)
+            devs.append(ut.uc_from_values(2 * p1 - 1, 1.0 - 2.0 * y,
+                                          tie_tol=ut.utility_tie_tolerance(2)).values)
         rows.append(_deviation_row("calibrated coin (worst case)", n, 2, np.array(devs), 0.0,
                                    delta))
     return tuple(rows)
@@ -700,22 +716,30 @@ register(Claim(
     check=_lemma34_bound, reference=0.05, comparison="le", tolerance=0.0,
     tolerance_reason=("the measured frequency is 0 in every configuration, so no sampling"
                       " allowance is needed. Instances: calibrated Dirichlet models with C = 2"
-                      " to 1000 and n = 100 to 10,000, a finite population with tied forecasts,"
-                      " and the worst case for the deviation, a calibrated coin (realized"
-                      " utility +-1 at distinct forecasts), whose 95% quantile is about 2.5 /"
-                      " sqrt(n), 0.12 of the bound: the printed constants are about 8 times what"
-                      " any distribution needs, so halving them is not a false neighbour (it"
-                      " still holds); dividing them by 12 is"),
+                      " to 100 and n = 100 to 1,000 (C = 1000 and n = 10,000 added at full"
+                      " size), a finite population with tied forecasts, and the worst case for"
+                      " the deviation, a calibrated coin (realized utility +-1 at distinct"
+                      " forecasts), n = 100 and 1,000 (and 10,000 at full size); 20 (400)"
+                      " samples each"),
     chapter=CH_UC,
+    expect="illustrates",
+    evidence=("a loose bound: the worst instance found, a calibrated coin (the realized utility"
+              " +-1 has variance near 1, the largest a utility in [-1, 1] allows, at distinct"
+              " forecasts, so sqrt(n) UC_hat tends to the range of a Brownian bridge), has a 95%"
+              " quantile of about 2.2-2.5 / sqrt(n): 0.10-0.12 of the bound; every other"
+              " simulator is lower (at most 0.06). The printed constants are about 8 times what the deviation needs, so"
+              " the bound divided by 12 is the nearest scaled neighbour rejected and no"
+              " constant tightened by 20% or less can be rejected; the controls are far"),
     controls=(
         Control(f"bound / {LEMMA34_CONTROL_FACTOR}",
                 f"the deviation is at most the printed bound divided by"
                 f" {LEMMA34_CONTROL_FACTOR} with probability 0.95",
-                functools.partial(_lemma34_bound, factor=LEMMA34_CONTROL_FACTOR)),
+                functools.partial(_lemma34_bound, factor=LEMMA34_CONTROL_FACTOR),
+                kind="scaled", factor=1 / LEMMA34_CONTROL_FACTOR),
         Control("rate 1/n",
                 "the deviation is at most (16 + 4 sqrt(log(1/delta)/2)) / n with probability"
                 " 0.95 (a 1/n rate instead of 1/sqrt(n))",
-                functools.partial(_lemma34_bound, rate=1.0)),
+                functools.partial(_lemma34_bound, rate=1.0), kind="alternative"),
     ),
 ))
 
@@ -812,7 +836,7 @@ register(Claim(
     controls=(
         Control("factor 0.9 m",
                 "TCE^bin <= 0.9 m UC(f, U_TCE) and CWE^bin <= 0.9 m UC(f, U_CWE)",
-                functools.partial(_b2_bound, factor=0.9)),
+                functools.partial(_b2_bound, factor=0.9), kind="scaled", factor=0.9),
     ),
 ))
 
@@ -855,7 +879,10 @@ register(Claim(
         Control("bins as intervals",
                 "the supremum over the three bins alone (the binned view) already shows UC >="
                 " 0.2, i.e. max over bins |E[(Y* - p*) 1{p* in B_j}]| - 10 TCE^bin >= 0.2",
-                functools.partial(_b2_counterexample, intervals="bins")),
+                functools.partial(_b2_counterexample, intervals="bins"), kind="reading"),
+        Control("UC >= 0.22",
+                "TCE^bin = 0 while UC(f, U_TCE) >= 0.22 (the printed 0.2 raised by 10%; UC is"
+                " 1/5 exactly)", _b2_counterexample, reference=0.22, kind="scaled", factor=1.1),
     ),
 ))
 
@@ -912,25 +939,91 @@ FORMULA_SLOPE = _slope([{"C": C, "f": sup_lower_bound_formula(2000, C)}
                         for C in (10, 20, 50, 100, 200)], "f")
 
 
+#: Classes over which the Cor. 4.3 and Lemma 3.4 slopes in C are fitted.
+SLOPE_CLASSES = (10, 20, 50, 100, 200)
+#: Samples of the slope studies (fixed n).
+SLOPE_N = 2000
+
+
+@functools.lru_cache(maxsize=4)
+def sup_lower_study(size: str, n: int = SLOPE_N, seed: int = 433) -> tuple:
+    """``E ||ybar - pbar||_1`` for the calibrated Dirichlet(1) model, per ``C`` of
+    :data:`SLOPE_CLASSES`, by Monte Carlo over one class's marginal.
+
+    The norm is a sum over classes of identically distributed terms, so its expectation is
+    exactly ``C E|mean_i (Y_i - p_i)|`` with ``p_i ~ Beta(1, C - 1)`` (the marginal of a
+    Dirichlet(1) coordinate) and ``Y_i ~ Bernoulli(p_i)``: a scalar simulation with the same
+    expectation as the vector one, ``C`` times cheaper.  1,000 (10,000) replications: a
+    relative standard error of 2.4% (0.8%) per mean.
+    """
+    rng = np.random.default_rng(seed)
+    reps = 1000 if size == "smoke" else 10_000
+    rows = []
+    for C in SLOPE_CLASSES:
+        vals = np.empty(reps)
+        for a in range(0, reps, 250):
+            p = rng.beta(1.0, C - 1.0, size=(min(250, reps - a), n))
+            y = rng.random(p.shape) < p
+            vals[a:a + p.shape[0]] = C * np.abs((y - p).mean(axis=1))
+        rows.append({"C": C, "sup_lower": float(vals.mean()),
+                     "se": float(vals.std(ddof=1) / math.sqrt(reps)),
+                     "formula": sup_lower_bound_formula(n, C)})
+    return tuple(rows)
+
+
+@functools.lru_cache(maxsize=4)
+def fixed_utility_study(size: str, n: int = SLOPE_N, seed: int = 434) -> tuple:
+    """Mean over replications of the median ``UC_hat`` of 20 sampled linear utilities of a
+    calibrated Dirichlet(1) model (``UC = 0``), per ``C``: ``C = 10, 50, 200`` and 20
+    replications at smoke size, every ``C`` of :data:`SLOPE_CLASSES` and 200 at full."""
+    rng = np.random.default_rng(seed)
+    reps = 20 if size == "smoke" else 200
+    classes = (10, 50, 200) if size == "smoke" else SLOPE_CLASSES
+    rows = []
+    for C in classes:
+        fam = ut.sample_linear(C, 20, rng=rng)
+        med = np.array([np.median(ut.utility_calibration(*calibrated_sample(n, C, rng)[::-1],
+                                                         fam, workers=1).values)
+                        for _ in range(reps)])
+        rows.append({"C": C, "fixed_median": float(med.mean()),
+                     "se": float(med.std(ddof=1) / math.sqrt(reps))})
+    return tuple(rows)
+
+
+#: The exponent of C the Cor. 4.3 near control scales (by 0.9).
+RATE_C_CONTROL_FACTOR = 0.9
+#: Slope of a 20% growth of the error between C = 10 and C = 200 (the dimension-free control).
+GROWTH_20_SLOPE = math.log(1.2) / math.log(20)
+
 register(Claim(
     id="001.cor4.3.rate_in_C",
     source=f"{SOURCE}, Cor. 4.3 / B.9 (with Prop. B.8's lower bound)",
     statement=("The C in Cor. 4.3 cannot be removed: for a calibrated model the uniform"
-               " deviation over U_lin is at least ||ybar - pbar||_1, which grows like"
-               " sqrt(C(C-1)/(C+1)) ~ C^(1/2) at fixed n (log-log slope over C = 10..200; a"
-               " lower bound on the supremum, so it tests the lower-bound half)."),
-    check=lambda size: _slope(sup_scaling_study(size), "sup_lower"),
-    reference=FORMULA_SLOPE, tolerance=0.05,
-    tolerance_reason=("Monte Carlo relative SE of each mean is at most 5% (30 smoke"
-                      " replications), which moves a slope fitted over log C in [2.3, 5.3] by"
-                      " at most ~0.035. Instances: calibrated Dirichlet(1) models, C = 2..200,"
-                      " n = 2000 (the slope uses C >= 10)"),
+               " deviation over U_lin is at least ||ybar - pbar||_1, whose expectation grows"
+               " like sqrt(C(C-1)/(C+1)) ~ C^(1/2) at fixed n (log-log slope over C = 10..200;"
+               " a lower bound on the supremum, so it tests the lower-bound half)."),
+    check=lambda size: _slope(sup_lower_study(size), "sup_lower"),
+    reference=FORMULA_SLOPE, tolerance=0.04,
+    tolerance_reason=("Monte Carlo: each mean has relative SE 2.4% at smoke size (1,000"
+                      " replications of one class's marginal, exact in expectation) and 0.8% at"
+                      " full (10,000), so the slope fitted over log C in [2.3, 5.3] has SE about"
+                      " 0.010 (0.003); 0.04 is 4 smoke SEs, 7.5% of the slope 0.53: the check"
+                      " detects an exponent 10% off (the scaled control), not one 5% off. The"
+                      " normal approximation behind the formula is off by under 1% at n = 2000"
+                      " (its first correction to E|S| vanishes by symmetry; the next is"
+                      " O(1/n)). Instances: calibrated Dirichlet(1) models, C = 10..200, n ="
+                      " 2000"),
     chapter=CH_BOUNDS,
     controls=(
+        Control("exponent x 0.9",
+                "the expected deviation grows like C^(0.9 x 0.53): the exponent 10% smaller",
+                lambda size: _slope(sup_lower_study(size), "sup_lower"),
+                reference=RATE_C_CONTROL_FACTOR * FORMULA_SLOPE, kind="scaled",
+                factor=RATE_C_CONTROL_FACTOR),
         Control("dimension-free",
                 "the uniform deviation over U_lin does not grow with C (slope 0), as for a"
-                " single utility", lambda size: _slope(sup_scaling_study(size), "sup_lower"),
-                reference=0.0),
+                " single utility", lambda size: _slope(sup_lower_study(size), "sup_lower"),
+                reference=0.0, kind="alternative"),
     ),
 ))
 
@@ -946,17 +1039,20 @@ def sup_exact_c2(size: str, seed: int = 432) -> tuple:
     a> = (a_1 - a_2)(Y_1 - p_1)``, so intervals of ``v`` are intervals of ``p_1`` and
     ``sup_a UC_hat(u_a) = 2 UC_hat(u_{e_1})`` (``|a_1 - a_2| <= 2``).  Since ``UC = 0`` for
     every ``u``, this is ``sup_u |UC_hat - UC|``, the left side of Cor. 4.3.  Mean over
-    replications at each ``n`` of :data:`C2_SIZES` (``f_1 ~ Unif(0, 1)``, ``Y ~ f``).
+    replications at each ``n`` of :data:`C2_SIZES` (``f_1 ~ Unif(0, 1)``, ``Y ~ f``); 120
+    (1,200) replications.  ``UC_hat(u_{e_1})`` is the estimator on ``v = f_1`` and the
+    realized utility ``1{Y = 1}`` (:func:`calnotes.utility.uc_from_values`).
     """
     rng = np.random.default_rng(seed)
-    reps = 60 if size == "smoke" else 600
-    e1 = ut.linear([[1.0, 0.0]])
+    reps = 120 if size == "smoke" else 1200
+    tol = ut.utility_tie_tolerance(2)
     rows = []
     for n in C2_SIZES:
         sups = []
         for _ in range(reps):
             P, y = calibrated_sample(n, 2, rng)
-            sups.append(2 * ut.utility_calibration(y, P, e1).values[0])
+            sups.append(2 * ut.uc_from_values(P[:, 0], (y == 0).astype(float),
+                                              tie_tol=tol).values[0])
         sups = np.array(sups)
         rows.append({"n": n, "sup": float(sups.mean()),
                      "se": float(sups.std(ddof=1) / math.sqrt(reps))})
@@ -972,22 +1068,30 @@ def _c2_slope(size: str) -> float:
 register(Claim(
     id="001.cor4.3.rate_in_n",
     source=f"{SOURCE}, Cor. 4.3 / B.9 (upper bound)",
-    statement=("sup_{u in U_lin} |UC_hat(f, u; S) - UC(f, u)| = O~(sqrt(1/n)) at fixed C: for a"
-               " calibrated model with C = 2, where the supremum is computed exactly (2 UC_hat"
-               " of the class-wise utility), its mean decreases at least like n^(-1/2)"
-               " (log-log slope over n = 250..16000 at most -1/2 + 0.05)."),
+    statement=("sup_{u in U_lin} |UC_hat(f, u; S) - UC(f, u)| = O~(sqrt(1/n)) at fixed C,"
+               " verified for C = 2 only: for a calibrated model with C = 2, where the supremum"
+               " is computed exactly (2 UC_hat of the class-wise utility), its mean decreases"
+               " at least like n^(-1/2) (log-log slope over n = 250..16000 at most -1/2 +"
+               " 0.05). The C-dependence of the bound is not checked here (001.cor4.3.rate_in_C"
+               " checks only that the supremum grows at least like C^(1/2))."),
     check=_c2_slope, reference=-0.5, comparison="le", tolerance=0.05,
-    tolerance_reason=("each mean has Monte Carlo relative SE below 5% (60 smoke replications,"
-                      " 2% full), which moves a slope fitted over log n in [5.5, 9.7] by at"
-                      " most ~0.03; the log factors of O~ are ignored (they would only raise"
-                      " the slope above -1/2 - the side that does not fail). Instances: C = 2"
-                      " only, where the supremum over the infinite class is exact; for C > 2 it"
-                      " is not computable here"),
+    tolerance_reason=("each mean has Monte Carlo relative SE about 3.5% (120 smoke"
+                      " replications; 1.1% at 1,200 full), so the slope fitted over log n in"
+                      " [5.5, 9.7] has SE about 0.011 (0.004); 0.05 is 4.5 smoke SEs, 10% of"
+                      " the exponent: an exponent 20% larger (the scaled control) is rejected."
+                      " The log factors of O~ are ignored (they would only raise the slope"
+                      " above -1/2 - the side that does not fail). Instances: C = 2 only,"
+                      " where the supremum over the infinite class is exact; for C > 2 it is"
+                      " not computable here, so the bound's dependence on C is not verified"),
     chapter=CH_BOUNDS,
     controls=(
+        Control("rate n^(-0.6)",
+                "the uniform deviation decreases like n^(-0.6): the exponent 1/2 scaled by 1.2"
+                " (slope at most -0.6 + 0.05)", _c2_slope, reference=-0.6, kind="scaled",
+                factor=1.2),
         Control("rate n^(-3/4)",
                 "the uniform deviation decreases like n^(-3/4) (slope at most -0.75 + 0.05)",
-                _c2_slope, reference=-0.75),
+                _c2_slope, reference=-0.75, kind="alternative"),
     ),
 ))
 
@@ -997,16 +1101,26 @@ register(Claim(
     statement=("For a fixed utility the estimation error does not grow with C: the median"
                " UC_hat of 20 sampled linear utilities of a calibrated model is flat in C"
                " (log-log slope over C = 10..200 near 0)."),
-    check=lambda size: _slope(sup_scaling_study(size), "fixed_median"),
-    reference=0.0, tolerance=0.1,
-    tolerance_reason=("Monte Carlo error of each median-of-20 average is below 5%; a slope of"
-                      " 0.1 would mean a 35% growth from C = 10 to 200, which the data exclude."
-                      " Instances: calibrated Dirichlet(1) models, C = 10..200, n = 2000"),
+    check=lambda size: _slope(fixed_utility_study(size), "fixed_median"),
+    reference=0.0, tolerance=0.04,
+    tolerance_reason=("Monte Carlo: each mean of medians has relative SE about 2.5% at smoke"
+                      " size (20 replications at C = 10, 50, 200) and 0.7% at full (200"
+                      " replications, C = 10, 20, 50, 100, 200), so the slope has SE about"
+                      " 0.012 (0.004); 0.04 is about 3 smoke SEs and equals a 13% change of"
+                      " the error between C = 10 and 200: a 20% growth (the scaled control) is"
+                      " rejected at both sizes, a 5% one is not. Instances: calibrated"
+                      " Dirichlet(1) models, n = 2000"),
     chapter=CH_BOUNDS,
     controls=(
+        Control("grows by 20%",
+                "the error of a fixed utility is 1.2 times larger at C = 200 than at C = 10"
+                " (slope log 1.2 / log 20 = 0.061)",
+                lambda size: _slope(fixed_utility_study(size), "fixed_median"),
+                reference=GROWTH_20_SLOPE, kind="scaled", factor=1.2),
         Control("grows like sqrt(C)",
                 "the error of a fixed utility grows like the class supremum, C^(1/2)",
-                lambda size: _slope(sup_scaling_study(size), "fixed_median"), reference=0.5),
+                lambda size: _slope(fixed_utility_study(size), "fixed_median"), reference=0.5,
+                kind="alternative"),
     ),
 ))
 
@@ -1111,7 +1225,7 @@ register(Claim(
         Control("C points",
                 "the C points ((x0, e_j), 0), j <= C, are shattered too (checked by a linear"
                 " programme over all of G_lin; false since sum_j p_j g_j = 0 forbids the"
-                " all-zero labeling)", _propb8_c_points),
+                " all-zero labeling)", _propb8_c_points, kind="boundary"),
     ),
 ))
 
@@ -1201,12 +1315,18 @@ register(Claim(
                       " from 20 (200) random populations with C = 2..5 and tied predictions, for"
                       " U_comb, 4 sampled linear utilities and U_TCE; and a C = 2 sample with"
                       " certain, wrong predictions where R_n(G_U) reaches 0.9996 sum_j"
-                      " R_n(P_j): the factor 2 is loose by 2 there"),
+                      " R_n(P_j)"),
     chapter=CH_BOUNDS,
+    expect="illustrates",
+    evidence=("a loose bound: the worst instance found, a C = 2 sample whose predictions are"
+              " certain and always wrong (|<Y - f, ubar>| = 2, its largest value), reaches 0.50"
+              " of the bound 2 sum_j R_n(P_j); the random samples stay below it. The factor 2"
+              " is loose by 2 there, so the nearest rejected neighbour (factor 0.95) is 0.475"
+              " times the bound and no factor tightened by 20% or less can be rejected"),
     controls=(
         Control("factor 0.95",
                 "R_n(G_U) <= 0.95 sum_j R_n(P_j(U))",
-                functools.partial(_thmb4, factor=0.95)),
+                functools.partial(_thmb4, factor=0.95), kind="scaled", factor=0.475),
     ),
 ))
 
@@ -1257,10 +1377,16 @@ register(Claim(
                       " repeated points, and all subsets of d = n points, a shattered sample,"
                       " where R_n = 1/2 against sqrt(2) (0.35 of the bound)"),
     chapter=CH_BOUNDS,
+    expect="illustrates",
+    evidence=("a loose bound: enumerating every sign vector for every n = 1..12 (14 full),"
+              " the worst instance found is the shattered sample (d = n, also n = 1 with"
+              " d = 1): R_n = 1/2 against sqrt(2), 0.35 of the bound; thresholds and intervals"
+              " stay below. The bound divided by 3 is the nearest rejected neighbour, so no"
+              " constant tightened by 20% or less can be rejected; the control is far"),
     controls=(
         Control("bound / 3",
                 "R_n(B) <= sqrt(2 d log(e n / d) / n) / 3",
-                functools.partial(_result1, factor=3.0)),
+                functools.partial(_result1, factor=3.0), kind="scaled", factor=1 / 3),
     ),
 ))
 
@@ -1341,13 +1467,19 @@ register(Claim(
                       " moves the bound by less than 0.5%. Instances: a calibrated coin"
                       " (realized utility +-1 at 200 distinct forecasts, the worst case of"
                       " Lemma 3.4) and a random population with C = 3 and U_comb, 60 (600)"
-                      " samples each; the 95% quantile of the deviation is about 0.29 of the"
-                      " bound there, so the bound divided by 3 would still hold; by 5 it fails"),
+                      " samples each"),
     chapter=CH_BOUNDS,
+    expect="illustrates",
+    evidence=("a loose bound: on the worst instance found for the deviation (the calibrated"
+              " coin of 001.lemma3.4.bound: realized utility +-1 at distinct forecasts) the 95%"
+              " quantile of the uniform deviation is 0.29 of the bound and its largest value"
+              " 0.31 (the random population with U_comb: 0.15); the bound divided by 3 would"
+              " still hold, so no constant tightened by 20% or less can be rejected; the"
+              " control (the bound / 5) is far"),
     controls=(
         Control("bound / 5",
                 "the uniform deviation is at most a fifth of the bound with probability 0.95",
-                functools.partial(_corb5, factor=5.0)),
+                functools.partial(_corb5, factor=5.0), kind="scaled", factor=0.2),
     ),
 ))
 
@@ -1406,7 +1538,7 @@ register(Claim(
         Control("position relabelling with ties",
                 "relabelling Y by its position in a stable sort (ties broken by class index)"
                 " gives the same estimates also on tied predictions",
-                functools.partial(_corb10, relabel="position")),
+                functools.partial(_corb10, relabel="position"), kind="reading"),
     ),
 ))
 
@@ -1487,6 +1619,9 @@ def dkw_coverage(size: str = "smoke", delta: float = DKW_DELTA, M: int = DKW_M,
 
 _PLAN = dkw_seeds_needed()
 
+#: The one-sided DKW half-width over the two-sided one, sqrt(ln(1/delta) / ln(2/delta)).
+ONE_SIDED_FACTOR = math.sqrt(math.log(1 / DKW_DELTA) / math.log(2 / DKW_DELTA))
+
 register(Claim(
     id="001.thmB.11.dkw_coverage",
     source=f"{SOURCE}, Thm B.11 (DKW step)",
@@ -1497,14 +1632,18 @@ register(Claim(
     comparison="ge", tolerance=_PLAN["tolerance"],
     tolerance_reason=(f"binomial: {_PLAN['R']} seeds, one-sided z_0.999 allowance; a true"
                       f" coverage of {1 - DKW_DELTA - DKW_SHORTFALL:.2f} fails with probability"
-                      f" {_PLAN['power']:.2f}. Instances: a pool of 20,000 linear utilities of"
-                      " one population (exact UC, so F_E is known exactly), M = 200"),
+                      f" {_PLAN['power']:.2f}: the smallest shortfall it detects is"
+                      f" {DKW_SHORTFALL} (2% of the nominal coverage), at both sizes (the plan"
+                      " does not depend on the size). Instances: a pool of 20,000 linear"
+                      " utilities of one population (exact UC, so F_E is known exactly), M ="
+                      " 200; the control's half-width is 0.877 of the printed one"),
     chapter=CH_BOUNDS,
     controls=(
         Control("one-sided constant",
                 f"the band F_M +- sqrt(ln(1/delta)/(2M)) covers with frequency >= 1 - delta"
                 f" (coverage tends to 1 - 2 delta = {1 - 2 * DKW_DELTA:.1f})",
-                lambda size: dkw_coverage(size, constant="one-sided")["coverage"]),
+                lambda size: dkw_coverage(size, constant="one-sided")["coverage"],
+                kind="scaled", factor=ONE_SIDED_FACTOR),
     ),
 ))
 
@@ -1637,7 +1776,7 @@ register(Claim(
         Control("widened band",
                 "the band widened by eps_stat (Lemma 3.4 with a union over the pool) also"
                 " covers F_E in fewer than 70% of the seeds",
-                lambda size: _finite_n(size)["widened"]),
+                lambda size: _finite_n(size)["widened"], kind="hypothesis"),
     ),
 ))
 
@@ -1645,11 +1784,21 @@ register(Claim(
 # --------------------------------------------------------------------------------------------
 # Prop 4.4: patching on finite populations
 # --------------------------------------------------------------------------------------------
+#: Random populations of the Prop. 4.4 claims at smoke size (a run takes about 100 steps).
+PATCH_SMOKE_POPULATIONS = 8
+
+
+def _patch_family(size: str, seed: int):
+    fam = _family(size, seed, min_classes=2)
+    return itertools.islice(fam, PATCH_SMOKE_POPULATIONS) if size == "smoke" else fam
+
+
 @functools.lru_cache(maxsize=8)
 def patching_runs(size: str, eps: float = 0.02, step: str = "theory", seed: int = 441):
-    """Algorithm 1 with exact expectations on random populations against ``U_comb``."""
+    """Algorithm 1 with exact expectations on random populations against ``U_comb`` (the
+    first :data:`PATCH_SMOKE_POPULATIONS` of the family at smoke size, all 200 at full)."""
     out = []
-    for d in _family(size, seed, min_classes=2):
+    for d in _patch_family(size, seed):
         fams = comb_class(d.n_classes)
         patched, trace = patch_population(d, fams, eps=eps, step=step)
         out.append((d, patched, trace, fams))
@@ -1669,7 +1818,7 @@ def big_step_runs(size: str, seed: int = 441) -> tuple:
     from ..patching import _apply, _brier, _witness
 
     out = []
-    for d in _family(size, seed, min_classes=2):
+    for d in _patch_family(size, seed):
         w, T, F = _floats(d)
         C = d.n_classes
         fams = comb_class(C)
@@ -1689,15 +1838,71 @@ def big_step_runs(size: str, seed: int = 441) -> tuple:
     return tuple(out)
 
 
+def edge_populations():
+    """Single atoms on which the step bound of Prop. 4.4 is attained, with their class.
+
+    ``C = 2`` with the linear utility ``a = (1, -1)`` and ``C = 4`` with ``a = (1, -1, 1,
+    -1)``: ``||ubar||^2 = C`` and ``sum_j a_j = 0``, so a step moves the prediction along
+    ``a`` without leaving the simplex (no projection) and lowers the Brier score by exactly
+    ``2 eta err - eta^2 C``: ``err^2 / C`` at ``eta = err / C``, and nothing at ``eta =
+    2 err / C`` (the edge of the step-size hypothesis).  Every step of Algorithm 1 on them
+    covers the whole population, and one step corrects it.
+    """
+    out = []
+    for f1 in (0.3, 0.5):
+        for t1 in (0.4, 0.6):
+            F = np.array([[f1, 1 - f1]])
+            T = np.array([[t1, 1 - t1]])
+            out.append((pop.FiniteDistribution(np.ones(1), T, F), [ut.linear([[1.0, -1.0]])]))
+    F = np.full((1, 4), 0.25)
+    T = np.array([[0.3, 0.2, 0.3, 0.2]])
+    out.append((pop.FiniteDistribution(np.ones(1), T, F), [ut.linear([[1.0, -1.0, 1.0, -1.0]])]))
+    return out
+
+
+@functools.lru_cache(maxsize=4)
+def edge_patch_runs(eps: float = 0.02) -> tuple:
+    """Algorithm 1 (``eta_t = err_t / C``, the library's) on :func:`edge_populations`."""
+    out = []
+    for d, fams in edge_populations():
+        patched, trace = patch_population(d, fams, eps=eps, step="theory")
+        out.append((d, patched, trace, fams))
+    return tuple(out)
+
+
+#: The step of the Prop. 4.4 edge control: ``eta_t = EDGE_STEP err_t / C``, 10% past the edge
+#: ``2 err_t / C`` at which the decrease ``2 eta err - eta^2 C`` of a tight step vanishes.
+EDGE_STEP = 2.2
+
+
+def edge_step_increase(factor: float = EDGE_STEP) -> float:
+    """Largest Brier increase of one step ``eta = factor err / C`` on :func:`edge_populations`."""
+    from ..patching import _apply, _brier, _witness
+
+    worst = -math.inf
+    for d, fams in edge_populations():
+        w, T, F = _floats(d)
+        err, fam, m, lower, upper, sign, _ = _witness(fams, F, T, w)
+        after = _apply(F, fam, m, lower, upper, sign, factor * err / d.n_classes)
+        worst = max(worst, _brier(after, T, w) - _brier(F, T, w))
+    return worst
+
+
+def _all_patch_runs(size: str):
+    return patching_runs(size) + edge_patch_runs()
+
+
 def _brier0(d) -> float:
     w, T, F = _floats(d)
     return float(w @ (np.sum((T - F) ** 2, axis=1) + 1 - np.sum(T ** 2, axis=1)))
 
 
-_PATCH_INSTANCES = (" Instances: 20 (200) random populations with C = 2..5 and tied predictions,"
+_PATCH_INSTANCES = (" Instances: 8 (200) random populations with C = 2..5 and tied predictions,"
                     " U_comb = U_CWE u U_topK, exact expectations")
 _BIG = (f"with eta_t = {BIG_STEP:g} err_t / C (the step-size hypothesis dropped; run at eps ="
         f" {BIG_STEP_EPS})")
+_EDGE = (" And 5 single atoms (C = 2 and 4, a linear utility with ||ubar||^2 = C summing to 0)"
+         " on which a step lowers the Brier score by exactly err_t^2 / C: the bound's edge")
 
 
 def _prop44_monotone(size: str, big: bool = False) -> float:
@@ -1705,7 +1910,7 @@ def _prop44_monotone(size: str, big: bool = False) -> float:
         return max(max((b1 - b0 for b0, b1 in steps), default=0.0)
                    for _, steps, _ in big_step_runs(size))
     return max(max((s.brier_after - s.brier_before for s in tr.steps), default=0.0)
-               for _, _, tr, _ in patching_runs(size))
+               for _, _, tr, _ in _all_patch_runs(size))
 
 
 register(Claim(
@@ -1714,17 +1919,22 @@ register(Claim(
     statement=("With eta_t = err_t / C, the Brier score E||Y - f_t(X)||^2 is non-increasing at"
                " every step of Algorithm 1."),
     check=_prop44_monotone, reference=0.0, comparison="le", tolerance=1e-12,
-    tolerance_reason=_FLOAT + "." + _PATCH_INSTANCES, chapter=CH_PATCH,
+    tolerance_reason=_FLOAT + "." + _PATCH_INSTANCES + _EDGE, chapter=CH_PATCH,
     controls=(
+        Control("step 2.2 err/C at the edge",
+                f"the Brier score is non-increasing also with eta_t = {EDGE_STEP} err_t / C"
+                " (the step-size hypothesis dropped 10% past its edge 2 err_t / C), on the"
+                " single atoms where a step's decrease is exactly 2 eta err - eta^2 C",
+                lambda size: edge_step_increase(), kind="hypothesis"),
         Control("step too large", f"the Brier score is non-increasing also {_BIG}",
-                functools.partial(_prop44_monotone, big=True)),
+                functools.partial(_prop44_monotone, big=True), kind="alternative"),
     ),
 ))
 
 
 def _prop44_decrease(size: str, factor: float = 1.0) -> float:
     worst = math.inf
-    for d, _, tr, _ in patching_runs(size):
+    for d, _, tr, _ in _all_patch_runs(size):
         C = d.n_classes
         for s in tr.steps:
             worst = min(worst, (s.brier_before - s.brier_after) - factor * s.err ** 2 / C)
@@ -1736,11 +1946,15 @@ register(Claim(
     source=f"{SOURCE}, App. A (proof of Prop. 4.4)",
     statement="Each step lowers the Brier score by at least err_t^2 / C.",
     check=_prop44_decrease, reference=0.0, comparison="ge", tolerance=1e-12,
-    tolerance_reason=_FLOAT + "." + _PATCH_INSTANCES, chapter=CH_PATCH,
+    tolerance_reason=_FLOAT + "." + _PATCH_INSTANCES + _EDGE, chapter=CH_PATCH,
     controls=(
+        Control("bound x 1.1",
+                "each step lowers the Brier score by at least 1.1 err_t^2 / C",
+                functools.partial(_prop44_decrease, factor=1.1), kind="scaled", factor=1.1),
         Control("quadratic term dropped",
                 "each step lowers the Brier score by at least 2 err_t^2 / C (the first-order"
-                " term 2 eta_t err_t alone)", functools.partial(_prop44_decrease, factor=2.0)),
+                " term 2 eta_t err_t alone)", functools.partial(_prop44_decrease, factor=2.0),
+                kind="scaled", factor=2.0),
     ),
 ))
 
@@ -1763,9 +1977,17 @@ register(Claim(
     check=_prop44_iterations, reference=1.0, comparison="le", tolerance=0.0,
     tolerance_reason="a count of iterations against a number: exact." + _PATCH_INSTANCES,
     chapter=CH_PATCH,
+    expect="illustrates",
+    evidence=("a loose bound: the worst run found takes 0.07 of the bound's iterations (eps ="
+              " 0.2; at eps = 0.02 far fewer). The bound is attained only if every step had"
+              " err_t = eps, lowered the Brier score by exactly err_t^2 / C and the Brier"
+              " score could reach 0; the single atoms where a step is that tight"
+              " (001.prop4.4.decrease) are corrected in one step. So no bound tightened by"
+              " 20% or less can be rejected; the control (a step 10 times too large) is far"),
     controls=(
         Control("step too large", f"Algorithm 1 terminates within L(f_0) C / eps^2 iterations"
-                f" also {_BIG}", functools.partial(_prop44_iterations, big=True)),
+                f" also {_BIG}", functools.partial(_prop44_iterations, big=True),
+                kind="alternative"),
     ),
 ))
 
@@ -1794,16 +2016,22 @@ register(Claim(
     tolerance_reason=("float64 rounding in the witness search and the recomputation."
                       + _PATCH_INSTANCES),
     chapter=CH_PATCH,
+    expect="illustrates",
+    evidence=("true by construction: Algorithm 1 stops when its witness search finds err_t <="
+              " eps, so the statement restates the stopping rule; the check recomputes UC on"
+              " the patched population independently (calnotes.utility.population_uc, not the"
+              " witness search), and the worst run ends at 0.9996 eps. The control (a class"
+              " the algorithm did not patch against) is far"),
     controls=(
         Control("another class",
                 "at termination UC(f_T, u) <= eps also for 8 sampled linear utilities (a"
                 " class Algorithm 1 did not patch against)",
-                functools.partial(_prop44_terminal, other_class=True)),
+                functools.partial(_prop44_terminal, other_class=True), kind="alternative"),
     ),
 ))
 
 
-def _appc2(size: str, action: str = "bayes") -> float:
+def _appc2(size: str, action: str = "bayes", aligned_max: float = 0.1) -> float:
     """max deviation of the gain-matrix utilities from App. C.2's definition.
 
     For aligned and misaligned samples (``C = 2..12``): the structure of ``R`` (unit diagonal;
@@ -1811,7 +2039,8 @@ def _appc2(size: str, action: str = "bayes") -> float:
     of one group of a partition of the classes and 0 elsewhere), and, at random predictions,
     ``u_R(p, e_i) = R[i, j*(p)]`` and ``v = sum_i p_i R[i, j*(p)]`` with ``j*(p) = argmax_j
     sum_i p_i R[i, j]`` computed here by brute force.  ``action="top"``: ``j*`` replaced by the
-    top class ``argmax_j p_j`` (the false neighbour).  Structure violations count 1.
+    top class ``argmax_j p_j`` (the false neighbour); ``aligned_max``: the upper end of the
+    aligned off-diagonal range checked.  Structure violations count 1.
     """
     rng = np.random.default_rng(1201)
     worst = 0.0
@@ -1823,7 +2052,7 @@ def _appc2(size: str, action: str = "bayes") -> float:
             off = ~np.eye(C, dtype=bool)
             ok = np.all(R[:, np.arange(C), np.arange(C)] == 1.0)
             if kind == "aligned":
-                ok &= bool(np.all((R[:, off] >= 0) & (R[:, off] <= 0.1)))
+                ok &= bool(np.all((R[:, off] >= 0) & (R[:, off] <= aligned_max)))
             else:
                 for Rm in R:
                     block = (Rm == 0.2) & off
@@ -1858,9 +2087,13 @@ register(Claim(
                       " and 001.prop3.3"),
     chapter=CH_PATCH,
     controls=(
+        Control("aligned range [0, 0.09]",
+                "aligned users' off-diagonal gains lie in [0, 0.09] (the printed upper end 0.1"
+                " scaled by 0.9)", functools.partial(_appc2, aligned_max=0.09), kind="scaled",
+                factor=0.9),
         Control("top-class action",
                 "the user's action is the top class argmax_j p_j instead of the Bayes action"
-                " j*(p)", functools.partial(_appc2, action="top")),
+                " j*(p)", functools.partial(_appc2, action="top"), kind="alternative"),
     ),
 ))
 
@@ -1869,44 +2102,73 @@ register(Claim(
 APPA_EPS, APPA_N, APPA_MAX_ITER = 0.05, 10_000, 25
 
 
+def patch_with_fresh_counts(d, fams, *, eps: float, N: int, max_iter: int, rng,
+                            step: str = "optimal"):
+    """App. A's loop on a finite population: each step draws ``N`` fresh samples.
+
+    The ``N`` samples are drawn as multinomial counts over the population's (atom, label)
+    cells -- the same law as ``N`` i.i.d. rows, held as at most ``A C`` weighted cells -- and
+    the step is the library's: the witness search, step size and patch of
+    :class:`calnotes.patching.UtilityPatching` with ``samples_per_iteration=N``
+    (:func:`calnotes.patching._witness`, ``_step_size``, ``_apply``), applied to the atoms'
+    predictions.  Stops when ``UC_hat <= eps`` on the step's samples; at most ``max_iter``
+    steps, ``max_iter + 1`` checks.  Returns ``(patched predictions, steps, stopped)``.
+    """
+    from ..patching import _apply, _region, _step_size, _witness
+
+    rng = np.random.default_rng(rng)
+    w, T, F = _floats(d)
+    A, C = F.shape
+    atom = np.repeat(np.arange(A), C)
+    label = np.tile(np.arange(C), A)
+    prob = (w[:, None] * T).ravel()
+    prob = prob / prob.sum()
+    cur = F.copy()
+    for t in range(max_iter + 1):
+        counts = rng.multinomial(N, prob)
+        keep = counts > 0
+        Fb, Yb, wb = cur[atom[keep]], np.eye(C)[label[keep]], counts[keep] / N
+        err, fam, m, lower, upper, sign, _ = _witness(fams, Fb, Yb, wb)
+        if err <= eps:
+            return cur, t, True
+        if t == max_iter:
+            break
+        eta, _ = _step_size(err, step, wb, *_region(Fb, fam, m, lower, upper))
+        cur = _apply(cur, fam, m, lower, upper, sign, eta)
+    return cur, max_iter, False
+
+
 @functools.lru_cache(maxsize=4)
 def finite_sample_patching(size: str, eps: float = APPA_EPS, N: int = APPA_N,
                            seed: int = 451) -> tuple:
     """App. A: patching with fresh samples per iteration, evaluated exactly on the population.
 
     Populations with ``C = 4`` and 10 atoms whose predictions are drawn independently of the
-    truth (Dirichlet(0.2): overconfident and miscalibrated, ``UC(f, U_comb)`` about 0.4-0.7).
-    The patched map is a function of ``f``, so it applies to the atoms' predictions: its
-    population ``UC`` is exact.  Each row gives the population ``UC`` before and after, whether
-    the run stopped (``UC_hat <= eps``) and the guarantee ``eps + eps_N``, ``eps_N`` Lemma 3.4's
-    bound at level ``0.05`` with a union over the 7 utilities of ``U_comb`` and the
-    ``max_iter + 1`` possible stopping steps.
+    truth (Dirichlet(0.2): overconfident and miscalibrated, ``UC(f, U_comb)`` about 0.4-0.7);
+    8 at smoke size, 40 at full.  The loop is :func:`patch_with_fresh_counts` (the library's
+    steps, ``N`` fresh samples per step).  The patched map is a function of ``f``, so it
+    applies to the atoms' predictions: its population ``UC`` is exact.  Each row gives the
+    population ``UC`` before and after, whether the run stopped (``UC_hat <= eps``) and the
+    guarantee ``eps + eps_N``, ``eps_N`` Lemma 3.4's bound at level ``0.05`` with a union
+    over the 7 utilities of ``U_comb`` and the ``max_iter + 1`` possible stopping steps.
     """
-    import warnings
-
-    from ..recalibrate import DegenerateFitWarning
-
     rng = np.random.default_rng(seed)
     rows = []
-    count = 4 if size == "smoke" else 12
+    count = 8 if size == "smoke" else 40
     for _ in range(count):
         d0 = pop.random_finite_distribution(rng, n_atoms=10, n_classes=4)
         w, T, _ = _floats(d0)
         F = rng.dirichlet(np.full(4, 0.2), size=10)
         d = pop.FiniteDistribution(w, T, F)
         fams = comb_class(4)
-        Fs, ys = population_sample(d, N * APPA_MAX_ITER, rng)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", DegenerateFitWarning)
-            model = UtilityPatching(fams, eps=eps, step="optimal", max_iter=APPA_MAX_ITER,
-                                    samples_per_iteration=N, rng=rng).fit(Fs, ys)
-        after = pop.FiniteDistribution(w, T, model.transform(F))
+        patched, steps, stopped = patch_with_fresh_counts(d, fams, eps=eps, N=N,
+                                                          max_iter=APPA_MAX_ITER, rng=rng)
+        after = pop.FiniteDistribution(w, T, patched)
         n_util = sum(len(f) for f in fams)
         eps_n = lemma34_bound(N, 0.05 / (n_util * (APPA_MAX_ITER + 1)))
         rows.append({"before": ut.population_uc(d, fams).max,
                      "after": ut.population_uc(after, fams).max,
-                     "steps": model.trace_.n_steps, "stopped": model.trace_.converged,
-                     "guarantee": eps + eps_n})
+                     "steps": steps, "stopped": stopped, "guarantee": eps + eps_n})
     return tuple(rows)
 
 
@@ -1926,15 +2188,23 @@ register(Claim(
                " population UC below eps + eps_N, eps_N the uniform estimation error (measured:"
                " worst ratio; infinite if a run does not stop)."),
     check=_appa, reference=1.0, comparison="le", tolerance=0.0,
-    tolerance_reason=("the guarantee holds with probability >= 0.95 per run. Instances: 4 (12)"
+    tolerance_reason=("the guarantee holds with probability >= 0.95 per run. Instances: 8 (40)"
                       f" populations with C = 4 and miscalibrated predictions, U_comb, eps ="
-                      f" {APPA_EPS}, N = {APPA_N:,} fresh samples per step, at most"
-                      f" {APPA_MAX_ITER} steps; the guarantee (about 0.29) is below every"
-                      " unpatched UC (about 0.4-0.7)"),
+                      f" {APPA_EPS}, N = {APPA_N:,} fresh samples per step (multinomial counts"
+                      f" over the population's cells), at most {APPA_MAX_ITER} steps; the"
+                      " guarantee (about 0.29) is below every unpatched UC (about 0.35-0.7)"),
     chapter=CH_PATCH,
+    expect="illustrates",
+    evidence=("a loose guarantee: the worst run found ends at 0.18 of eps + eps_N (population UC"
+              " about 0.052 against 0.29; 40 runs at full size). A run stops when UC_hat <= eps,"
+              " so its population UC exceeds eps only by the estimation error of the stopping"
+              " step, whose 95% quantile is about 2.5 / sqrt(N) = 0.025 on the worst instance"
+              " found for Lemma 3.4 (001.lemma3.4.bound): no run can be expected above about"
+              " 0.26 of the guarantee, whose eps_N carries Lemma 3.4's 8-fold slack. So no"
+              " guarantee tightened by 20% or less can be rejected; the control is far"),
     controls=(
         Control("unpatched model",
                 "the unpatched predictions already meet the guarantee eps + eps_N",
-                functools.partial(_appa, model="unpatched")),
+                functools.partial(_appa, model="unpatched"), kind="alternative"),
     ),
 ))
