@@ -1,4 +1,4 @@
-"""Helpers behind the controls of the dominance, practice and foundations claims (issue 19)."""
+"""Helpers behind the controls of the dominance, practice and foundations claims."""
 
 from fractions import Fraction as Fr
 
@@ -66,3 +66,24 @@ def test_absolute_loss_is_improper():
     truthful = float(p[0] @ dominance._ABSOLUTE.matrix(p)[0])
     mode = float(p[0] @ dominance._ABSOLUTE.matrix(np.array([[1.0, 0.0]]))[0])
     assert mode < truthful
+
+
+def test_brier_with_absolute_is_improper_but_close_to_brier():
+    # 10% of the absolute loss pulls the best report towards the mode: reporting a point
+    # slightly sharper than the truth beats it, yet the loss differs from Brier by at most 0.2
+    p = np.array([[0.6, 0.4]])
+    mixed = dominance._BRIER_WITH_ABSOLUTE
+    truthful = float(p[0] @ mixed.matrix(p)[0])
+    sharper = float(p[0] @ mixed.matrix(np.array([[0.61, 0.39]]))[0])  # optimum 0.6111
+    assert sharper < truthful
+    grid = np.array([[0.0, 1.0], [0.3, 0.7], [0.5, 0.5]])
+    from calnotes import scores
+    assert np.abs(mixed.matrix(grid) - scores.get_loss("brier").matrix(grid)).max() <= 0.2
+
+
+def test_sharpen_is_the_identity_at_power_one_and_sharpens_above():
+    Q = np.array([[0.6, 0.3, 0.1], [0.5, 0.5, 0.0]])
+    assert np.allclose(dominance._sharpen(Q, 1.0), Q)
+    S = dominance._sharpen(Q, 1.1)
+    assert np.allclose(S.sum(axis=1), 1) and S[0, 0] > Q[0, 0] and S[0, 2] < Q[0, 2]
+    assert np.allclose(S[1], Q[1])  # a tie between the top classes stays a tie

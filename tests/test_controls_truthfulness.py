@@ -39,6 +39,7 @@ def test_paper_formula_and_its_false_neighbours():
         (2 * 0.2 * 0.8 + 2 * 0.7 * 0.3) / 16)
     # one truth per bin: the neighbour coincides with the theorem
     assert tc._paper_formula(p, 4, "binomial bins") == pytest.approx(tc._paper_formula(p, 4))
+    assert tc._paper_formula(p, 3, "0.99") == pytest.approx(0.99 * tc._paper_formula(p, 3))
 
 
 def test_local_search_descends():
@@ -83,3 +84,36 @@ def test_rate_neighbour_is_fitted_at_the_first_checkpoint():
     k, n, m = first[:3]
     quadrupled = (k, 4 * n, m) + first[3:]
     assert t1c._rate_m_over_n(cell, quadrupled, None, "smoke") == pytest.approx(exact / 4)
+
+
+def test_obs32_binary_instance_is_the_exhibited_one_without_its_third_class():
+    three, two = tc.obs32_instance(), tc.obs32_binary_instance()
+    assert two["k"] == 2 and (two["n"], two["m"]) == (three["n"], three["m"])
+    assert np.array_equal(two["truth"], three["truth"][:, :2])
+    assert np.allclose(two["truth"].sum(axis=1), 1)
+    # the report moves the argmax to the less likely class
+    assert np.all(two["report"].argmax(axis=1) == 1)
+    assert np.all(two["truth"][:, 0] >= two["truth"][:, 1])
+
+
+def test_one_bin_of_example_11_the_constant_never_wins():
+    # n - K has the law of K - 1 (K = sum Ber(i/n)): with one bin the constant 1/2 ties with the
+    # truth's mean (n + 1)/(2n) for even n (no lattice point between them), and loses for odd n
+    from calnotes import expectation as ex
+    for n in (2, 3, 5, 10, 11):
+        t = tc.example11_truth(n)
+        constant = ex.expected_binned_ece(np.full(n, 0.5), t, 1)
+        truthful = ex.expected_binned_ece(t, t, 1)
+        if n % 2 == 0:
+            assert constant == pytest.approx(truthful, abs=1e-14)
+        else:
+            assert constant > truthful + 1e-3
+
+
+def test_conclusion_margin_tightens_every_inequality():
+    plain = t1c.conclusion_statements(3, "smoke")
+    tight = t1c.conclusion_statements(3, "smoke", margin=0.95)
+    assert len(plain) == len(tight) and all(row[3] for row in plain)
+    assert not all(row[3] for row in tight)
+    # a tightened statement fails only where the plain one holds by less than 5%
+    assert all(a[3] or not b[3] for a, b in zip(plain, tight))

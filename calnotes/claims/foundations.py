@@ -37,17 +37,20 @@ def _populations(seed: int, reps: int, n_atoms: int, n_values: int):
     yield w, rng.dirichlet(np.ones(2), size=5), t
 
 
-def _decomposition_residual(size: str, atomwise: bool = False) -> float:
+def _decomposition_residual(size: str, atomwise: bool = False,
+                            calibration_factor: float = 1.0) -> float:
     """Largest |score - (entropy - sharpness + calibration)| over random populations and losses.
 
     ``atomwise=True`` (the control): the calibration term E d(Q, f) against each atom's truth Q
-    instead of the pooled C = P(Y | f) -- the grouping term dropped.
+    instead of the pooled C = P(Y | f) -- the grouping term dropped. ``calibration_factor``
+    (the scaled control): the calibration term times this factor.
     """
     worst = 0.0
     for w, f, t in _populations(20221, 20 if size == "smoke" else 500, 12, 4):
         for loss in scores.PROPER_LOSSES:
             d = scores.score_decomposition(w, f, t, loss)
             cal = float(w @ scores.divergence(t, f, loss)) if atomwise else d["calibration"]
+            cal = calibration_factor * cal
             worst = max(worst, abs(d["score"] - (d["entropy"] - d["sharpness"] + cal)))
     return worst
 
@@ -65,7 +68,11 @@ register(Claim(
     chapter="book/foundations/proper_scores",
     controls=(Control("grouping dropped", "The calibration term is E d(Q(X), f(X)) against each"
                       " atom's truth Q rather than the pooled C = P(Y | f(X)).",
-                      partial(_decomposition_residual, atomwise=True)),),
+                      partial(_decomposition_residual, atomwise=True), kind="reading"),
+              Control("calibration term 1% off", "score = entropy - sharpness + 0.99"
+                      " calibration (the calibration term's constant 1% smaller).",
+                      partial(_decomposition_residual, calibration_factor=0.99),
+                      kind="scaled", factor=0.99),),
 ))
 
 
@@ -113,7 +120,7 @@ register(Claim(
     chapter="book/foundations/proper_scores",
     controls=(Control("grouping dropped", "The identity also holds with the calibration term"
                       " taken atom by atom, against each atom's truth instead of the pooled c.",
-                      _symbolic_atomwise),),
+                      _symbolic_atomwise, kind="reading"),),
 ))
 
 
@@ -147,7 +154,7 @@ register(Claim(
     controls=(Control("arguments swapped", "The decomposition holds with the calibration term"
                       " E d(X, E[Z | X]) (arguments swapped; the same for the symmetric squared"
                       " norm, not for the negative entropy).",
-                      partial(_bregman_decomposition_residual, swapped=True)),),
+                      partial(_bregman_decomposition_residual, swapped=True), kind="reading"),),
 ))
 
 
@@ -189,9 +196,10 @@ register(Claim(
     controls=(
         Control("KL arguments swapped", "The log-loss divergence d(q, p) is the Bregman"
                 " divergence of sum x log x taken at (p, q).",
-                partial(_divergences_are_bregman, variant="swapped")),
+                partial(_divergences_are_bregman, variant="swapped"), kind="reading"),
         Control("generator halved", "The Brier divergence is the Bregman divergence of"
-                " ||x||^2 / 2.", partial(_divergences_are_bregman, variant="halved")),
+                " ||x||^2 / 2.", partial(_divergences_are_bregman, variant="halved"),
+                kind="scaled", factor=0.5),
     ),
 ))
 
@@ -226,7 +234,7 @@ register(Claim(
     controls=(Control("no differentiability test", "The cross-derivative (Hessian) condition"
                       " alone singles out q = 2 (it also admits q = 1, whose |x - y| is not"
                       " differentiable at x = y).",
-                      partial(_only_l2, differentiability=False)),),
+                      partial(_only_l2, differentiability=False), kind="hypothesis"),),
 ))
 
 
@@ -254,13 +262,14 @@ def _thm26_cases(size: str) -> tuple:
     return tuple(out)
 
 
-def _thm26_enumeration(size: str, truthful: bool = True) -> float:
+def _thm26_enumeration(size: str, truthful: bool = True, factor: float = 1.0) -> float:
     """max relative error of n^-2 sum p*(1-p*) against E[l2-QECE_m] by full enumeration of outcomes
-    (``truthful=False``, the control: report p = 0.1 + 0.8 p*, formula n^-2 sum p (1 - p))."""
+    (``truthful=False``, the control: report p = 0.1 + 0.8 p*, formula n^-2 sum p (1 - p);
+    ``factor``: the formula times this factor, the scaled control)."""
     worst = 0.0
     for formula, exact, formula_bad, exact_bad in _thm26_cases(size):
         f, e = (formula, exact) if truthful else (formula_bad, exact_bad)
-        worst = max(worst, abs(e - f) / f)
+        worst = max(worst, abs(e - factor * f) / f)
     return worst
 
 
@@ -276,7 +285,11 @@ register(Claim(
                       " (one sample per bin), m not dividing n, truths on a grid of tenths (ties"
                       " straddling bins) with a point mass p* = 1 in every case"),
     chapter="book/foundations/measures",
-    controls=(Control("report not the truth", "The formula also gives E[l2-QECE_m] of a report"
-                      " p = 0.1 + 0.8 p* other than the truth: n^-2 sum p (1 - p).",
-                      partial(_thm26_enumeration, truthful=False)),),
+    controls=(Control("formula 1% off", "E[l2-QECE_m(p*)] = 0.99 n^-2 sum p*(1-p*) (the"
+                      " formula's constant 1% smaller).", partial(_thm26_enumeration, factor=0.99),
+                      kind="scaled", factor=0.99),
+              Control("report not the truth", "The formula also gives E[l2-QECE_m] of a report"
+                      " p = 0.1 + 0.8 p* other than the truth: n^-2 sum p (1 - p) (the hypothesis"
+                      " p = p* dropped by a 20% shrink).",
+                      partial(_thm26_enumeration, truthful=False), kind="hypothesis"),),
 ))

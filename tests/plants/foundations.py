@@ -1,5 +1,96 @@
-"""Planted slips in the library functions behind the claims of this part of the book."""
+"""Planted slips in the library functions behind the claims of Part I (foundations.py: the
+measures, proper scores and Bregman divergences; paper 000's Thm 2.6 by enumeration, paper
+003's Lemma 4.1, paper 004's Sec. 4)."""
+
+import numpy as np
 
 from planting import Plant, scale_result, with_kwargs, wrap_result  # noqa: F401
 
-PLANTS: list = []
+
+def _n_minus_1_for_n(value, y_true, *args, **kwargs):
+    """``n (n - 1)`` in place of ``n^2`` in the normalisation of a quantile-binned measure."""
+    n = len(y_true)
+    return value * n / (n - 1) if n > 1 else value
+
+
+def _kl_arguments_swapped(original):
+    """``divergence(q, p)`` computed as ``divergence(p, q)``: the arguments of an asymmetric
+    divergence swapped (the same for Brier, not for KL)."""
+    def divergence(q, p, loss="log"):
+        return original(p, q, loss)
+    return divergence
+
+
+def _gradient_at_q(original):
+    """The slipped copy of :func:`calnotes.scores.bregman_divergence` with the gradient taken
+    at the first argument ``q`` instead of ``p`` (one line changed)."""
+    from calnotes.scores import _two
+
+    def bregman_divergence(q, p, generator=None):
+        from calnotes.scores import SQUARED_NORM
+        generator = SQUARED_NORM if generator is None else generator
+        Q, P = _two(q, p)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            # SLIPPED: generator.grad(Q) in place of generator.grad(P)
+            inner = np.where(Q - P != 0, generator.grad(Q) * (Q - P), 0.0).sum(axis=1)
+        return generator.phi(Q) - generator.phi(P) - inner
+    return bregman_divergence
+
+
+def _pooled_by_count(original):
+    """The slipped copy of :func:`calnotes.scores.pool_by_prediction`: the pooled truth
+    ``C_j`` is the plain mean of the atoms' truths (divided by their count) instead of their
+    mass-weighted mean."""
+    from calnotes.scores import _check_weights, _two
+
+    def pool_by_prediction(weights, y_prob, true_prob):
+        w = _check_weights(weights)
+        F, T = _two(y_prob, true_prob)
+        values, group = np.unique(F, axis=0, return_inverse=True)
+        group = group.ravel()
+        mass = np.bincount(group, weights=w, minlength=len(values))
+        conditional = np.zeros_like(values)
+        # SLIPPED: the truths summed unweighted and divided by the count of atoms
+        np.add.at(conditional, group, T)
+        count = np.bincount(group, minlength=len(values)).astype(float)
+        conditional /= np.where(count > 0, count, 1.0)[:, None]
+        return values, mass, conditional, group
+    return pool_by_prediction
+
+
+def _sharpness_swapped(original):
+    """The slipped copy of :func:`calnotes.scores.score_decomposition` with the sharpness
+    term's divergence taken as ``d(pi, C)`` instead of ``d(C, pi)``."""
+    from calnotes.scores import _check_weights, _two, divergence, entropy, expected_loss, \
+        pool_by_prediction
+
+    def score_decomposition(weights, y_prob, true_prob, loss="log"):
+        w = _check_weights(weights)
+        F, T = _two(y_prob, true_prob)
+        values, mass, C, _ = pool_by_prediction(w, F, T)
+        values, mass, C = values[mass > 0], mass[mass > 0], C[mass > 0]
+        pi = (w[:, None] * T).sum(axis=0, keepdims=True)
+        score = float(w @ expected_loss(T, F, loss))
+        return {
+            "score": score,
+            "entropy": float(entropy(pi, loss)[0]),
+            # SLIPPED: divergence(pi, C) in place of divergence(C, pi)
+            "sharpness": float(mass @ divergence(np.repeat(pi, len(C), axis=0), C, loss)),
+            "calibration": float(mass @ divergence(C, values, loss)),
+        }
+    return score_decomposition
+
+
+PLANTS: list = [
+    Plant("l2_qece: n (n - 1) in place of n^2", "calnotes.measures.l2_qece",
+          wrap_result(_n_minus_1_for_n), ("000.thm2.6.enumeration",)),
+    Plant("divergence: arguments of KL swapped", "calnotes.scores.divergence",
+          _kl_arguments_swapped, ("004.sec4.bregman_examples", "003.lemma4.1")),
+    Plant("bregman_divergence: gradient at q, not p", "calnotes.scores.bregman_divergence",
+          _gradient_at_q, ("004.sec4.bregman_examples",)),
+    Plant("pool_by_prediction: pooled truth by count, not mass",
+          "calnotes.scores.pool_by_prediction", _pooled_by_count,
+          ("004.lemma4.1", "003.lemma4.1")),
+    Plant("score_decomposition: sharpness as d(pi, C)", "calnotes.scores.score_decomposition",
+          _sharpness_swapped, ("003.lemma4.1",)),
+]
