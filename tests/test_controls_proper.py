@@ -58,9 +58,49 @@ def test_scalar_accuracy_threshold_is_at_one_half():
     assert P._scalar_accuracy(w, q, [Fraction(49, 100)]) == Fraction(7, 10)
 
 
-def test_prop33_secants_vanish_on_deterministic_bins():
-    got = P._prop33_secants("smoke", "deterministic")
-    assert got["slope"] == got["convex"] == got["cross"] == 0.0
+def test_prop33_closed_forms_match_a_hand_computed_bin():
+    """One bin (p = 1): d mu/dn = -g sigma/(2n), d2 mu/dn2 = g (mu^2/sigma + 3 sigma)/(4 n^2)."""
+    p, conf, vconf, acc = (np.array([1.0]), np.array([0.7]), np.array([0.0]),
+                           np.array([0.6]))
+    n = 100.0
+    sigma = np.sqrt(0.6 * 0.4 / n)
+    g = np.sqrt(2 / np.pi) * np.exp(-0.1 ** 2 / (2 * sigma ** 2))
+    assert P._p33_closed(p, conf, vconf, acc, n, "d1") == pytest.approx(-g * sigma / (2 * n))
+    assert P._p33_closed(p, conf, vconf, acc, n, "d2") == pytest.approx(
+        g * (0.01 / sigma + 3 * sigma) / (4 * n ** 2))
+    assert P._p33_closed(p, conf, vconf, acc, n, "cross")[0] == pytest.approx(
+        0.1 * g / (2 * n * sigma))
+
+
+def test_prop33_printed_closed_forms_lack_the_bin_probability():
+    """With n_j = n p_j, eq. (31) as printed is the corrected form divided by p_j, bin by bin."""
+    rng = np.random.default_rng(0)
+    p, conf, vconf, acc = P._random_bins(rng, m=1)
+    p = np.array([0.25])
+    ratio = (P._p33_closed(p, conf, vconf, acc, 400.0, "d1", printed=True)
+             / P._p33_closed(p, conf, vconf, acc, 400.0, "d1"))
+    assert ratio == pytest.approx(4.0)
+
+
+def test_exact_binned_ece_mean_of_one_deterministic_bin():
+    """acc = 1 and conf = 3/4 in a single bin: every sample errs by 1/4, E[ECE_hat] = 1/4."""
+    got = P._exact_binned_ece_mean(np.array([1.0]), np.array([0.75]), np.array([1.0]), 50)
+    assert got == pytest.approx(0.25, abs=1e-12)
+
+
+def test_exact_binned_ece_mean_of_two_samples_by_hand():
+    """n = 2, one bin, conf = 1/2, acc = 1/2: |2 c - A| / 2 is 1/2, 0, 1/2 for A = 0, 1, 2."""
+    got = P._exact_binned_ece_mean(np.array([1.0]), np.array([0.5]), np.array([0.5]), 2)
+    assert got == pytest.approx(0.25 * 0.5 + 0.25 * 0.5, abs=1e-12)
+
+
+def test_shared_conditional_merge_loses_nothing():
+    """The lossless merge keeps every conditional, so sharpness and the identity are kept."""
+    for d in P._family("smoke", 950):
+        e = P._shared_conditional(d)
+        m = P._merge_two(e)
+        assert P._sharpness(e) == P._sharpness(m)
+        assert P._bound_minus_ce_change(e, m) == 0
 
 
 def test_binary_cwce_equals_ce():
