@@ -317,6 +317,27 @@ NOTES = {
         severity=IMPRECISE,
         why=r"Def C.2 and the proofs define different KS; with the proofs' KS the statement "
             r"is verified."),
+    "003.prop3.3.cross.calibrated_bin": ErratumNote(
+        title=r"Prop 3.3: $\frac{d^2 \mu_{(n)}}{dn\, d\mathrm{ECE}} > 0$ fails at a "
+              r"calibrated bin",
+        printed=r"$\frac{d^2 \mu_{(n)}}{dn\, d\mathrm{ECE}} > 0$, through eq. (34)'s "
+                r"$\frac{d\mu_i^2}{d\mathrm{ECE}} > 0$ for every bin $i$.",
+        correction=r"Through a calibrated bin ($\mu_i = 0$) the derivative is $0$ (eq. (34) "
+                   r"gives $\frac{d\mu_i^2}{d\mathrm{ECE}} = \frac{2|\mu_i|}{p_i} = 0$; "
+                   r"measured below $10^{-5}$ of its value one $\sigma_i$ off); it is "
+                   r"$\ge 0$, strict for $\mu_i \ne 0$.",
+        severity=IMPRECISE,
+        why=r"Holds for every miscalibrated bin (verified); the paper's reading, that worse "
+            r"calibration makes the estimate less sensitive to $n$, stands."),
+    "003.prop3.3.printed_derivatives": ErratumNote(
+        title=r"Prop 3.3, proof: the derivatives lack $\frac{dn_j}{dn} = p_j$",
+        printed=r"Eqs. (31)-(33) write the chain rule with $\frac{dn_j}{dn} = 1$.",
+        correction=r"With $n_j = n p_j$, $\frac{dn_j}{dn} = p_j$: every term of eq. (31) and "
+                   r"(33) lacks a factor $p_j$, every term of eq. (32) a factor $p_j^2$; the "
+                   r"signs, and so the shape statements, are as printed (verified).",
+        severity=FALSE_UNAFFECTED,
+        why=r"The closed forms are off by factors $1/p_j$, but every term keeps its sign, so "
+            r"monotonicity and convexity in $n$ hold."),
     "003.thm3.1.cwce0_implies_tce0": ErratumNote(
         title=r"Thm 3.1: $\mathrm{CWCE}_p = 0$ does not imply $\mathrm{TCE}_p = 0$",
         printed=r"$\mathrm{CWCE}_p(f) = 0 \implies \mathrm{TCE}_p(f) = 0$, with "

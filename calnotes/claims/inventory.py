@@ -632,14 +632,17 @@ _P003 = (
            "suite the errors are sampling noise",
       code=["calnotes.population.accuracy_preserving_transform",
             "calnotes.recalibrate.AccuracyPreservingTransform"]),
-    v("Prop 3.3", "proposition", "E[ECE_hat_(n)] ~ mu_(n) >= ECE, d mu/dn < 0, d2 mu/dn2 > 0 and "
+    x("Prop 3.3", "proposition", "E[ECE_hat_(n)] ~ mu_(n) >= ECE, d mu/dn < 0, d2 mu/dn2 > 0 and "
       "d2 mu/(dn dECE) > 0 (folded normal).",
       ["003.prop3.3.approximation", "003.prop3.3.monotone", "003.prop3.3.convex",
-       "003.prop3.3.cross"],
-      note="the three shape inequalities are checked as strict (secants beyond float64 "
-           "rounding, n in [2, 1e5]); the cross-derivative for a miscalibrated bin (it is 0 at "
-           "mu_i = 0, where eq. (34) vanishes); mu_(n) >= ECE (Jensen, eq. (30)) is not "
-           "registered separately",
+       "003.prop3.3.cross", "003.prop3.3.cross.calibrated_bin",
+       "003.prop3.3.printed_derivatives"],
+      note="the approximation against the exact binomial expectation (one confidence value per "
+           "bin); the shape inequalities through the derivatives' closed forms (central "
+           "differences, n in [2, 1e5]); the cross-derivative is 0 through a calibrated bin "
+           "(mu_i = 0, where eq. (34) vanishes), not > 0 as printed (erratum), and the proof's "
+           "closed forms (31)-(33) lack the factor dn_j/dn = p_j (erratum; signs unaffected); "
+           "mu_(n) >= ECE (Jensen, eq. (30)) is not registered separately",
       code=["calnotes.expectation.folded_normal_ece_bias"]),
     v("Lemma 4.1", "lemma", "Expected score = generalized entropy of P_Y - sharpness + "
       "calibration, for every proper score.", ["003.lemma4.1", "003.lemma4.1.symbolic"]),
