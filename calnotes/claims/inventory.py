@@ -636,9 +636,9 @@ _P003 = (
       "d2 mu/(dn dECE) > 0 (folded normal).",
       ["003.prop3.3.approximation", "003.prop3.3.monotone", "003.prop3.3.convex",
        "003.prop3.3.cross", "003.prop3.3.cross.calibrated_bin",
-       "003.prop3.3.printed_derivatives"],
+       "003.prop3.3.printed_derivatives", "003.prop3.3.estimator_law"],
       note="the approximation against the exact binomial expectation (one confidence value per "
-           "bin); the shape inequalities through the derivatives' closed forms (central "
+           "bin; the binomial law itself against the estimator enumerated); the shape inequalities through the derivatives' closed forms (central "
            "differences, n in [2, 1e5]); the cross-derivative is 0 through a calibrated bin "
            "(mu_i = 0, where eq. (34) vanishes), not > 0 as printed (erratum), and the proof's "
            "closed forms (31)-(33) lack the factor dn_j/dn = p_j (erratum; signs unaffected); "
