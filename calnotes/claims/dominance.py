@@ -26,7 +26,9 @@ SOURCE = "Making and Evaluating Calibrated Forecasts"
 
 _ROUNDING = ("exact arithmetic up to float64 rounding: each expected loss is a sum of at most"
              " five products of numbers in [0, 1], error below 1e-15; 1e-12 leaves a wide margin")
-_ENUMERATION = ("exact expectation by enumerating every draw (at most a few thousand terms of"
+_ENUMERATION = ("exact expectation by enumerating every draw (every multiset of atoms with its"
+                " multinomial weight -- the measures average over the orders of ties, so the"
+                " order of the samples does not matter -- at most a few thousand terms of"
                 " size <= 1, each exact up to float64 rounding): relative error below 1e-12")
 
 
@@ -286,9 +288,11 @@ def _shrink(pred: np.ndarray, factor: float = 0.8) -> np.ndarray:
 
 def _c2_case(w, truth, pred, n, m) -> tuple:
     """(E l2-QECE_m of pred, its MSE / n, E[t (1 - t)] / n, the same two for shrunk pred)."""
-    exact = iid_expectation(w, n, lambda i: expected_qece(pred[i], truth[i], m), ordered=True)
+    # multisets with multinomial weights: with the measures' tie averaging the statistic does
+    # not depend on the order of the samples (checked against all s^n sequences: 4e-15)
+    exact = iid_expectation(w, n, lambda i: expected_qece(pred[i], truth[i], m), ordered=False)
     bad = _shrink(pred)
-    exact_bad = iid_expectation(w, n, lambda i: expected_qece(bad[i], truth[i], m), ordered=True)
+    exact_bad = iid_expectation(w, n, lambda i: expected_qece(bad[i], truth[i], m), ordered=False)
     return (exact, _binary_mse(w, truth, pred) / n, float(w @ (truth * (1 - truth))) / n,
             exact_bad, _binary_mse(w, truth, bad) / n)
 
@@ -451,7 +455,7 @@ def _lemma_c1_cases(size: str) -> tuple:
         bad = _shrink(pred)
         exact, exact_bad = (iid_expectation(
             w, n, lambda i: expected_qece(P[i], truth[i], m, aggregation="classwise"),
-            ordered=True) for P in (pred, bad))
+            ordered=False) for P in (pred, bad))
         out.append((exact, _brier_over_kn(w, truth, pred, n), _truth_brier_over_kn(w, truth, n),
                     exact_bad, _brier_over_kn(w, truth, bad, n)))
     return tuple(out)
