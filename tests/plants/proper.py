@@ -4,8 +4,8 @@ Part III, chapter *Proper calibration errors* (paper 003): the exact population 
 :mod:`calnotes.population` (TCE, CWCE, KS, MMCE, SKCE, CE_p, the proper calibration error and
 the expected score), the SKCE U-statistic (:mod:`calnotes.skce`), the folded-normal bias of the
 binned ECE (:mod:`calnotes.expectation`), the binned ECE and the Brier loss the chapters print
-(:mod:`calnotes.measures`, :mod:`calnotes.scores`) and the logistic-normal simulator of App. G.1 (:mod:`calnotes.data`).
-Each plant names the cheapest claims that reach its target.
+(:mod:`calnotes.measures`, :mod:`calnotes.scores`) and the logistic-normal simulator of App. G.1
+(:mod:`calnotes.data`). Each plant names the cheapest claims that reach its target.
 """
 
 from __future__ import annotations
