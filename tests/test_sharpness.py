@@ -494,3 +494,29 @@ def test_calibration_sharpness_diagram_artists():
     ax2 = calibration_sharpness_diagram(calibration_sharpness(y, h))
     assert ax2.figure is not fig
     plt.close(ax2.figure)
+
+
+def test_default_bandwidth_shrinks_with_the_sample_size():
+    """Without a bandwidth the estimators use 0.1 n^(-1/5) of the samples each estimate uses (a
+    fixed width is not consistent, Thm C.4); an explicit bandwidth still wins."""
+    from calnotes.kernel import default_bandwidth, kde, nadaraya_watson
+
+    assert default_bandwidth(1000) == pytest.approx(0.1 * 1000 ** -0.2, rel=1e-15)
+    assert default_bandwidth(1) == 0.1 and default_bandwidth(10 ** 6) < default_bandwidth(10 ** 3)
+    with pytest.raises(ValueError, match="n"):
+        default_bandwidth(0)
+    rng = np.random.default_rng(5)
+    h = rng.uniform(0.5, 1.0, size=3000)
+    y = (rng.uniform(size=h.size) < h ** 2).astype(int)
+    sigma = 0.1 * 3000 ** -0.2
+    assert confidence_calibration_plugin(y, h) == confidence_calibration_plugin(
+        y, h, bandwidth=sigma)
+    assert confidence_calibration_plugin(y, h, bandwidth=0.05) != confidence_calibration_plugin(
+        y, h)
+    r = calibration_sharpness(y, h, grid=[0.6, 0.9])
+    assert r.bandwidth == sigma
+    s = calibration_sharpness(y, h, grid=[0.6, 0.9], subsample=500, n_subsamples=2, rng=0)
+    assert s.bandwidth == pytest.approx(0.1 * 500 ** -0.2, rel=1e-15)
+    t = np.array([0.6, 0.9])
+    assert np.array_equal(nadaraya_watson(h, y, t), nadaraya_watson(h, y, t, bandwidth=sigma))
+    assert np.array_equal(kde(h, t), kde(h, t, bandwidth=sigma))

@@ -103,12 +103,18 @@ def _prop42_pairs(size: str) -> tuple:
     return tuple(out)
 
 
-def _prop42(size: str, reverse: bool = False) -> float:
+def _prop42(size: str, reverse: bool = False, factor: Fraction = Fraction(1)) -> float:
     """min of E phi(E[pi | g2]) - E phi(E[pi | g1]) for g1 = m o g2 (sigma(g1) in sigma(g2));
-    ``reverse``: the roles swapped (the finer predictor claimed to have the larger gap)."""
+    ``reverse``: the roles swapped (the finer predictor claimed to have the larger gap);
+    ``factor`` (the scaled control, squared norm only): min of factor E phi(E[pi | g2]) -
+    E phi(E[pi | g1]), i.e. the coarser predictor's E phi at most ``factor`` times the finer's."""
     worst = math.inf
     for fine, coarse in _prop42_pairs(size):
         a, b = (coarse, fine) if reverse else (fine, coarse)
+        if factor != 1:
+            worst = min(worst, float(factor * _phi_conditional(a, True)
+                                     - _phi_conditional(b, True)))
+            continue
         worst = min(worst, float(_phi_conditional(a, True) - _phi_conditional(b, True)),
                     _phi_conditional(a, False) - _phi_conditional(b, False))
     return worst
@@ -124,27 +130,43 @@ register(Claim(
     check=_prop42, reference=0.0, comparison="ge", tolerance=1e-12,
     tolerance_reason=_FLOAT + "." + _REGION + " Single atoms make the inequality an equality.",
     chapter=CHAPTER,
-    controls=(Control("inclusion reversed",
+    controls=(Control("right side 1% smaller",
+                      "E[phi(E[pi | g1])] <= 0.99 E[phi(E[pi | g2])] (squared norm): coarsening"
+                      " lowers E phi by at least 1% (false where the coarsening merges nothing or"
+                      " merges atoms with equal conditionals: equality)",
+                      functools.partial(_prop42, factor=Fraction(99, 100)),
+                      kind="scaled", factor=0.99),
+              Control("inclusion reversed",
                       "sigma(g2) in sigma(g1) implies the same inequality: the finer predictor"
                       " would have the larger sharpness gap (g1, g2 swapped in every pair)",
-                      functools.partial(_prop42, reverse=True)),),
+                      functools.partial(_prop42, reverse=True), kind="alternative"),),
 ))
 
 
-def _prop43(size: str, calibrated: bool = True) -> float:
+def _prop43(size: str, calibrated: bool = True, factor: Fraction = Fraction(1)) -> float:
     """min over g of E d(pi, pi_Y) - E d(pi, g) (squared norm exact, KL float); g calibrated
-    (recalibrated instances and recalibrated coarsenings) or, for the control, the same
-    predictors before recalibration."""
+    (recalibrated instances, recalibrated coarsenings, and the constant pi_Y itself, the
+    equality case) or, for the control, the same predictors before recalibration.
+
+    ``factor`` (the scaled control, squared norm only): min of factor E d(pi, pi_Y) -
+    E d(pi, g)."""
     rng = np.random.default_rng(431)
     worst = math.inf
     for d in _instances(size, 432):
         merged = _random_merge(d, rng)
-        for g in ((d.recalibrated(), merged.recalibrated()) if calibrated else (d, merged)):
+        w, T, _ = d.exact
+        base_rate = pop.FiniteDistribution(w, T, [list(d.label_marginal(exact=True))]
+                                           * d.n_atoms)
+        for g in ((d.recalibrated(), merged.recalibrated(), base_rate) if calibrated
+                  else (d, merged)):
             w, T, G = g.exact
             marg = list(g.label_marginal(exact=True))
             const = pop.FiniteDistribution(w, T, [marg] * g.n_atoms)
-            exact = (pop.bregman_decomposition(const, "squared_norm", exact=True)["total"]
+            exact = (factor * pop.bregman_decomposition(const, "squared_norm", exact=True)["total"]
                      - pop.bregman_decomposition(g, "squared_norm", exact=True)["total"])
+            if factor != 1:
+                worst = min(worst, float(exact))
+                continue
             kl = (float(g.weights @ bregman_divergence(g.truth, const.prediction, NEG_ENTROPY))
                   - float(g.weights @ bregman_divergence(g.truth, g.prediction, NEG_ENTROPY)))
             worst = min(worst, float(exact), kl)
@@ -160,10 +182,15 @@ register(Claim(
     check=_prop43, reference=0.0, comparison="ge", tolerance=1e-12,
     tolerance_reason=_FLOAT + "." + _REGION + " A single atom makes it an equality.",
     chapter=CHAPTER,
-    controls=(Control("calibration dropped",
+    controls=(Control("bound 1% smaller",
+                      "every calibrated g has E d(pi, g) <= 0.99 E d(pi, pi_Y) (squared norm;"
+                      " false at the constant g = pi_Y, calibrated, where it is an equality)",
+                      functools.partial(_prop43, factor=Fraction(99, 100)),
+                      kind="scaled", factor=0.99),
+              Control("calibration dropped",
                       "every predictor, calibrated or not, does at least as well as pi_Y (the"
                       " same predictors before recalibration)",
-                      functools.partial(_prop43, calibrated=False)),),
+                      functools.partial(_prop43, calibrated=False), kind="alternative"),),
 ))
 
 
@@ -212,11 +239,11 @@ register(Claim(
     controls=(
         Control("constant 1% smaller",
                 "k times the confidence loss stays below 9/8 / 1.01 (the bound tightened)",
-                _prop45_conf, reference=1.125 / 1.01),
+                _prop45_conf, reference=1.125 / 1.01, kind="scaled", factor=1 / 1.01),
         Control("eps = O(1/k) dropped",
                 "the same O(1/k) bound with a fixed eps = 1/4 (the hypothesis eps = O(1/k)"
                 " dropped): k (1/k + 1/4)^2 grows with k",
-                functools.partial(_prop45_conf, eps=0.25)),
+                functools.partial(_prop45_conf, eps=0.25), kind="alternative"),
     ),
 ))
 
@@ -239,7 +266,8 @@ register(Claim(
     chapter=CHAPTER,
     controls=(Control("constant 1% larger",
                       "the full loss is at least 0.505 for every k and eps = O(1/k) (the sharp"
-                      " constant 1/2 raised by 1%)", _prop45_full, reference=0.505),),
+                      " constant 1/2 raised by 1%)", _prop45_full, reference=0.505,
+                      kind="scaled", factor=1.01),),
 ))
 
 
@@ -275,12 +303,12 @@ def _lemma46(size: str, a_brier=1, a_log=1.0, integrated=False, seed=461) -> flo
 _CONTROLS_46 = (
     Control("Brier constant beyond k/(k-1)",
             "the inequality with varphi = 1.01 k/(k-1) x^2 (the sharp constant of the condition"
-            " exceeded by 1%)",
-            functools.partial(_lemma46, a_brier=_beyond_sharp)),
+            " exceeded by 1%: Lemma 4.6's condition dropped at its edge)",
+            functools.partial(_lemma46, a_brier=_beyond_sharp), kind="hypothesis"),
     Control("log pair scaled by 1.01",
             "the inequality with varphi = 1.01 times the binary negative entropy (tight at k ="
             " 2, where KL of the pair is an equality)",
-            functools.partial(_lemma46, a_log=1.01)),
+            functools.partial(_lemma46, a_log=1.01), kind="scaled", factor=1.01),
 )
 
 register(Claim(
@@ -295,7 +323,8 @@ register(Claim(
 
 _CONTROLS_47 = tuple(
     Control(c.name, c.statement + ", integrated over h(X)",
-            functools.partial(c.check.func, integrated=True, seed=471, **c.check.keywords))
+            functools.partial(c.check.func, integrated=True, seed=471, **c.check.keywords),
+            kind=c.kind, factor=c.factor)
     for c in _CONTROLS_46)
 
 register(Claim(
@@ -334,7 +363,8 @@ register(Claim(
     tolerance_reason=_EXACT + "." + _REGION, chapter=CHAPTER,
     controls=(Control("constant 1% above k/(k-1)",
                       "Lemma 4.6 with varphi = 1.01 k/(k-1) x^2",
-                      functools.partial(_sharp_constant_holds, factor=Fraction(101, 100))),),
+                      functools.partial(_sharp_constant_holds, factor=Fraction(101, 100)),
+                      kind="scaled", factor=1.01),),
 ))
 
 
@@ -366,5 +396,6 @@ register(Claim(
     controls=(Control("condition restored",
                       "the same violations with a = k/(k-1) (the condition holds, so none can"
                       " occur)",
-                      functools.partial(_condition_matters, factor=Fraction(1), binary=None)),),
+                      functools.partial(_condition_matters, factor=Fraction(1), binary=None),
+                      kind="boundary"),),
 ))

@@ -20,7 +20,7 @@ import math
 import numpy as np
 
 from .. import population as pop
-from ._registry import Claim, Control, register
+from ._registry import INCONCLUSIVE, Claim, Control, register
 
 CHAPTER = "book/proper/sharpness_diagrams"
 
@@ -155,18 +155,24 @@ for _column, _name in (("nll", "NLL"), ("mse", "MSE/Brier")):
         chapter=CHAPTER,
         controls=tuple(Control(name, _MRR_CONTROL_TEXT[v] + f": its {_name} would match the"
                                " printed one", functools.partial(
-                                   lambda size, c, v: _distance(c, v), c=_column, v=v))
+                                   lambda size, c, v: _distance(c, v), c=_column, v=v),
+                               kind="reading")
                        for name, v in _MRR_CONTROLS[_column]),
     ))
 
 
-def _single_value_spread(size: str, method: str = "MRR") -> float:
-    """max over Tables 1-6 of the spread max - min of (ECE, ACE, SmoothECE) on ``method``'s row."""
+def _single_value_spread(size: str, method: str = "MRR", smooth_factor: float = 1.0) -> float:
+    """max over Tables 1-6 of the spread max - min of (ECE, ACE, SmoothECE) on ``method``'s row.
+
+    ``smooth_factor`` (the scaled control): the SmoothECE predicted as ``smooth_factor`` times
+    the row's ECE, rounded to two decimals as printed, in place of the printed SmoothECE."""
     worst = 0.0
     for rows in TABLE_ROWS.values():
         for m, _, ece, ace, smece, _, _ in rows:
             if m == method:
-                worst = max(worst, max(ece, ace, smece) - min(ece, ace, smece))
+                if smooth_factor != 1.0:
+                    smece = round(smooth_factor * ece, 2)
+                worst = max(worst, round(max(ece, ace, smece) - min(ece, ace, smece), 10))
     return worst
 
 
@@ -179,12 +185,21 @@ register(Claim(
                " |accuracy - h| (measured: the largest spread of the three over the six rows)."),
     check=_single_value_spread, reference=0.0, tolerance=0.0,
     tolerance_reason=("one number |A - h| printed three times with the same rounding: the spread"
-                      " is exactly 0; all six MRR rows"),
+                      " is exactly 0; all six MRR rows. A SmoothECE 5% off |A - h| changes the"
+                      " printed two decimals on at least one row (ECE 0.07 to 0.34), so the"
+                      " check sees a 5% slip"),
     chapter=CHAPTER,
-    controls=(Control("multi-valued predictor (baseline rows)",
+    controls=(Control("SmoothECE 5% below ECE",
+                      "on a single-valued predictor the SmoothECE is 0.95 times |A - h| (as an"
+                      " unreflected kernel, which loses mass at the edge of [0, 1], would give),"
+                      " rounded as printed: it would then match the printed SmoothECE",
+                      functools.partial(_single_value_spread, smooth_factor=0.95),
+                      kind="scaled", factor=0.95),
+              Control("multi-valued predictor (baseline rows)",
                       "the three errors also coincide for a predictor with many confidence"
                       " values (the baseline rows: the single-value hypothesis dropped)",
-                      functools.partial(_single_value_spread, method="baseline")),),
+                      functools.partial(_single_value_spread, method="baseline"),
+                      kind="alternative")),
 ))
 
 
@@ -207,9 +222,12 @@ register(Claim(
     tolerance_reason="printed values of the same number: exactly equal; all six tables",
     chapter=CHAPTER,
     controls=(Control("re-binning methods (HB, IR)",
-                      "histogram binning and isotonic regression keep the accuracy too (they"
-                      " recalibrate each class score separately, so the arg max can move)",
-                      functools.partial(_accuracy_kept, methods=("HB", "IR"))),),
+                      "histogram binning and isotonic regression keep the accuracy too (the"
+                      " top-label reading of HB and IR, which recalibrate the confidence only:"
+                      " the paper does not say how they are applied; the printed accuracies show"
+                      " that they recalibrate each class score separately, so the arg max moves)",
+                      functools.partial(_accuracy_kept, methods=("HB", "IR")),
+                      kind="reading"),),
 ))
 
 
@@ -234,10 +252,56 @@ register(Claim(
     check=_loss_bound_ratio, reference=1.0, comparison="ge", tolerance=0.0,
     tolerance_reason="ratios of printed values (rounding 0.005 on values >= 10): exact enough",
     chapter=CHAPTER, expect="illustrates",
-    evidence=("the smallest ratio is about 2.7 (TS on CIFAR-100): the bounds hold with room to"
-              " spare on every row, the constants could be doubled and still hold, so no false"
-              " neighbour within the definitions' reach (they are sharp only for predictors that"
-              " split 1/2-1/2 on every error) can be rejected by the printed tables"),
+    evidence=("an enumeration of all 30 printed rows (the statement's whole range): the worst"
+              " row (TS on CIFAR-100) reaches 1/2.75 = 0.36 of the printed NLL, i.e. the bounds"
+              " hold with a factor 2.7 to spare on every row and the constants could be doubled"
+              " and still hold, so no near false neighbour (a constant within 20%) can be"
+              " rejected by the printed tables; the bounds are sharp only for predictors that"
+              " split 1/2-1/2 on every error"),
+))
+
+
+def cifar_sharpness_ratio(size: str = "smoke") -> float:
+    """App. F.2 from the printed Tables 5-6: min over the five methods of (a lower bound on the
+    growth of the sharpness gap from CIFAR-10 to CIFAR-100) / (an upper bound on the growth of
+    the confidence calibration error), both x100.
+
+    With the Brier pair the diagrams' total is the printed MSE/Brier score, ``d_TOT = d_CAL +
+    sharpness gap``, and ``d_CAL = E(acc(h) - h)^2 <= E|acc(h) - h|``, which the printed ECE,
+    ACE and SmoothECE estimate; the largest of the three is taken as the upper bound ``U`` on
+    ``d_CAL`` on CIFAR-100 (and 0 as its lower bound on CIFAR-10). So the calibration error grows
+    by at most ``U`` and the sharpness gap by at least ``(MSE_100 - U) - MSE_10``.
+    """
+    cifar10 = {row[0]: row for row in TABLE_ROWS["Table 5 (ResNet-32, CIFAR-10)"]}
+    worst = math.inf
+    for row in TABLE_ROWS["Table 6 (ResNet-32, CIFAR-100)"]:
+        method, _, ece, ace, smece, _, mse = row
+        calibration_up = max(ece, ace, smece)
+        sharpness_low = (mse - calibration_up) - cifar10[method][6]
+        worst = min(worst, sharpness_low / calibration_up)
+    return float(worst)
+
+
+register(Claim(
+    id="004.appF.2.sharpness_not_calibration",
+    source="Reassessing calibration (under review), App. F.2 and Tables 5-6",
+    statement=("From CIFAR-10 to CIFAR-100 calibration suffers little while sharpness, and with"
+               " it the Brier score, gets much worse: for every method of Tables 5-6 the"
+               " sharpness gap grows by more than the confidence calibration error can"
+               " (measured: the smallest ratio, over the five methods, of the printed tables'"
+               " lower bound on the sharpness gap's growth to their upper bound on the"
+               " calibration error's growth)."),
+    check=cifar_sharpness_ratio, reference=1.0, comparison="ge", tolerance=0.0,
+    tolerance_reason=("ratios of printed values (two decimals, x100, on differences of at least"
+                      " 2 points): rounding moves a ratio by less than 0.01. The upper bound on"
+                      " d_CAL is the largest of the three printed calibration errors (a"
+                      " conservative reading: d_CAL <= E|acc(h) - h|, which they estimate);"
+                      " all five methods"),
+    chapter=CHAPTER,
+    controls=(Control("growth ratio 15% larger",
+                      "the sharpness gap's growth exceeds 1.15 times the calibration error's on"
+                      " every method", cifar_sharpness_ratio, reference=1.15,
+                      kind="scaled", factor=1.15),),
 ))
 
 
@@ -254,19 +318,21 @@ def _accuracy_curve(h):
 C4_TRUTH = 0.027
 
 
-def consistency_errors(ns, reps: int, rng, coefficient: float = 0.1, bandwidth=None):
-    """Plug-in (C.3) minus the truth, for ``reps`` samples of each size, ``sigma_n = c n^(-1/5)``.
+def consistency_errors(ns, reps: int, rng, bandwidth=None):
+    """Plug-in (C.3) minus the truth, for ``reps`` samples of each size.
 
     The confidence ``h`` is uniform on [1/2, 1] (a density bounded away from 0, Thm C.4), the
     prediction is ``(1 - h, h)`` (class 1 predicted) and the label is correct with probability
-    ``m(h)``.  ``bandwidth``: a function ``n -> sigma_n`` replacing ``c n^(-1/5)`` (the
-    negative controls); the random draws do not depend on it.
+    ``m(h)``.  The bandwidth is the library's default, ``calnotes.kernel.default_bandwidth(n)
+    = 0.1 n^(-1/5)``, or ``bandwidth(n)`` (a function ``n -> sigma_n``: the negative controls,
+    the chapter's other bandwidths); the random draws do not depend on it.
     """
+    from .. import kernel
     from ..sharpness import confidence_calibration_plugin
 
     out = np.empty((len(ns), reps))
     for i, n in enumerate(ns):
-        sigma = coefficient * n ** -0.2 if bandwidth is None else bandwidth(n)
+        sigma = kernel.default_bandwidth(n) if bandwidth is None else bandwidth(n)
         for r in range(reps):
             h = rng.uniform(0.5, 1.0, size=n)
             y = (rng.uniform(size=n) < _accuracy_curve(h)).astype(np.int64)
@@ -277,6 +343,16 @@ def consistency_errors(ns, reps: int, rng, coefficient: float = 0.1, bandwidth=N
 
 def _fixed_sigma(n):
     return 0.1
+
+
+def _sigma_held_at_1000(n):
+    """sigma_n = 0.1 n^(-1/5) of n = 1,000 (0.0251), held fixed for every n."""
+    return 0.1 * 1000 ** -0.2
+
+
+def _sigma_paper(n):
+    """004's fixed bandwidth, 0.05."""
+    return 0.05
 
 
 @functools.lru_cache(maxsize=None)
@@ -301,18 +377,70 @@ register(Claim(
                       " again O(sigma^2) in the mean; the sampling error is O(n^-1/2) and the"
                       " variance term O(1/(n sigma)) = O(n^-4/5); so the slope lies in [-1/2,"
                       " -2/5]. The fitted slope's Monte Carlo SE (20 replications per size) is"
-                      " about 0.02; the interval widened by 3 SE is -0.45 +- 0.11. Region: one"
+                      " about 0.02; the interval widened by 3 SE is -0.45 +- 0.11. Smallest"
+                      " error detected: a slope 0.11 off (a quarter of the exponent); a bias of"
+                      " a few percent is what 004.thmC.4.consistency detects. Region: one"
                       " distribution (h uniform on [1/2, 1], continuous accuracy curve), n = 1e3"
                       " to 1e5 (smoke) or 3e5 (full)"),
     chapter=CHAPTER,
     controls=(
+        Control("sigma held at sigma_n(1000)",
+                "the same rate with the bandwidth held at 0.1 * 1000^(-1/5) = 0.025 for every n"
+                " (sigma_n -> 0 dropped at its edge: the same bandwidth at the smallest n, a"
+                " fixed one after it; the estimate converges to a smoothed functional 6% low)",
+                functools.partial(_c4_slope, bandwidth=_sigma_held_at_1000),
+                kind="hypothesis"),
         Control("faster rate n^(-0.7)",
                 "the root-mean-square error falls like n^(-0.7) (a faster rate exponent than"
-                " the analysis gives)", _c4_slope, reference=-0.7),
-        Control("sigma fixed at 0.1",
-                "the same rate with a fixed bandwidth sigma = 0.1 (the hypothesis sigma_n -> 0"
-                " dropped; the estimate then converges to a smoothed, biased functional)",
-                functools.partial(_c4_slope, bandwidth=_fixed_sigma)),
+                " the analysis gives)", _c4_slope, reference=-0.7, kind="alternative"),
+    ),
+))
+
+
+#: App. D's test-set size, where :func:`_c4_relative_bias` measures the plug-in's mean.
+C4_N = 40000
+
+
+@functools.lru_cache(maxsize=None)
+def _c4_relative_bias(size: str, bandwidth=None) -> float:
+    """(mean over replications of the plug-in - 0.027) / 0.027 at n = 40,000 draws of the
+    consistency experiment, sigma_n = 0.1 n^(-1/5) = 0.012 (or ``bandwidth(n)``); 8 (smoke) or
+    32 (full) replications, seeded."""
+    errors = consistency_errors([C4_N], 8 if size == "smoke" else 32,
+                                np.random.default_rng(494), bandwidth=bandwidth)
+    return float(np.mean(errors) / C4_TRUTH)
+
+
+register(Claim(
+    id="004.thmC.4.consistency",
+    source="Reassessing calibration (under review), Thm 4.9 / C.4",
+    statement=("Consistency at App. D's size: with sigma_n = 0.1 n^(-1/5) (0.012 at n = 40,000)"
+               " the plug-in (C.3) estimates the confidence calibration error without a"
+               " detectable bias (measured: its mean over replications minus the exact target"
+               " 0.027, relative to the target)."),
+    check=_c4_relative_bias, reference=0.0, tolerance=0.035,
+    tolerance_reason=("sampling: one estimate at n = 40,000 has a relative SD of 3.2% (measured"
+                      " over replications), so the mean of 8 (smoke) has SE 1.1% and of 32"
+                      " (full) 0.6%; smoothing bias of sigma_n = 0.012: about -1% (O(sigma^2));"
+                      " 3 SE at smoke plus that bias gives 3.5%. Smallest relative error"
+                      " detected: about 6% at smoke (3.5% plus 2.5 SE; the 8%-low control is"
+                      " rejected), 5% at full. Region: one distribution (h uniform on [1/2, 1],"
+                      " continuous accuracy curve 0.9 h^2 + 0.1 h), n = 40,000"),
+    chapter=CHAPTER,
+    controls=(
+        Control("target 8% lower",
+                "the plug-in's mean is 0.92 times the target (a smoothing bias of 8%, as a"
+                " bandwidth of about 0.03 gives)", _c4_relative_bias, reference=-0.08,
+                kind="scaled", factor=0.92),
+        Control("sigma held at sigma_n(1000)",
+                "the same with the bandwidth held at 0.025, its value at n = 1,000 (sigma_n"
+                " -> 0 dropped at its edge)",
+                functools.partial(_c4_relative_bias, bandwidth=_sigma_held_at_1000),
+                kind="hypothesis"),
+        Control("the paper's sigma = 0.05",
+                "the same with 004's fixed bandwidth 0.05",
+                functools.partial(_c4_relative_bias, bandwidth=_sigma_paper),
+                kind="alternative"),
     ),
 ))
 
@@ -375,16 +503,24 @@ register(Claim(
                       " more than 3 Monte Carlo SEs of the fitted slope (about 0.03). Region: n"
                       " = 500 to 32000 (smoke) or 1000 to 256000 (full), sup over the whole support"
                       " including both boundaries"),
-    chapter=CHAPTER,
+    chapter=CHAPTER, expect="illustrates",
+    evidence=("an asymptotic statement without a constant: no near false neighbour can be"
+              " rejected at a feasible n. The nearest one, the bandwidth held at its value at the"
+              " smallest n (0.1 * 500^(-1/5) = 0.029, sigma_n -> 0 dropped at its edge), has a"
+              " boundary-bias floor of about 0.02 in the sup-error that lies below the noise"
+              " until n is about 1e5, so its fitted slope over n = 500..32,000 is -0.30, as"
+              " steep as the statement's -0.36 (6 replications); a search over the bandwidth"
+              " constant c of c n^(-1/5) (0.05 to 0.2) gives slopes from -0.24 to -0.37. What the check can"
+              " reject are far neighbours: a bandwidth fixed at 0.1 (slope 0.01, the control) and"
+              " sigma_n = 2/n (slope -0.02; not run with the claim, an exact kernel sum at"
+              " bandwidths below the binned grid's reach takes 5 s); sigma_n = 0.1 n^(-1/2),"
+              " which drops n sigma_n^2 / log n -> infinity by a factor log n only, still gives"
+              " -0.23 over this range"),
     controls=(
         Control("sigma fixed at 0.1",
                 "the same uniform convergence with sigma = 0.1 for every n (sigma_n -> 0"
-                " dropped): the smoothing bias stays",
-                functools.partial(_c3_slope, bandwidth=_fixed_sigma)),
-        Control("sigma_n = 2/n",
-                "the same with sigma_n = 2/n (n sigma_n^2 / log n -> infinity dropped): the"
-                " estimate averages O(1) labels and its noise stays",
-                functools.partial(_c3_slope, bandwidth=_tiny_sigma)),
+                " dropped far from its edge): the smoothing bias stays",
+                functools.partial(_c3_slope, bandwidth=_fixed_sigma), kind="alternative"),
     ),
 ))
 
@@ -437,24 +573,36 @@ register(Claim(
     controls=(
         Control("condition dropped (binary Brier)",
                 "rho >= 0 also for varphi = 2 x^2, which violates Lemma 4.6's condition for"
-                " k >= 3", functools.partial(_prop48, variant="binary_brier")),
+                " k >= 3", functools.partial(_prop48, variant="binary_brier"),
+                kind="alternative"),
         Control("log pair scaled by 1.01",
                 "rho >= 0 also for 1.01 times the binary negative entropy (the condition fails"
                 " at k = 2, where the KL pair is an equality)",
-                functools.partial(_prop48, variant="log_1.01")),
+                functools.partial(_prop48, variant="log_1.01"), kind="scaled", factor=1.01),
     ),
 ))
 
 
+def _sharp_brier_pair(k: int):
+    """varphi = (k/(k-1)) x^2: the largest multiple of x^2 that meets Lemma 4.6's condition."""
+    from fractions import Fraction
+
+    from ..scores import SQUARED_NORM
+    from ..sharpness import ConfidencePair
+
+    a = Fraction(k, k - 1)
+    return ConfidencePair(f"{a} x^2", SQUARED_NORM, lambda x: a * x * x, lambda x: 2 * a * x)
+
+
 def _prop48_condition(size: str, binary: bool = True) -> float:
     """Random populations (k >= 3) with rho < 0 somewhere for varphi = 2 x^2 (condition
-    violated), or for varphi = x^2 (``binary=False``: the condition holds)."""
+    violated), or (``binary=False``) for varphi = (k/(k-1)) x^2, the condition's exact edge."""
     from ..sharpness import pointwise_sharpness_gap
     from .proper import _family
 
-    pair = _binary_brier_pair() if binary else "brier"
     count = 0
     for d in _family(size, 482, min_classes=3):
+        pair = _binary_brier_pair() if binary else _sharp_brier_pair(d.n_classes)
         count += min(pointwise_sharpness_gap(d, pair, exact=True)["rho"]) < 0
     return float(count)
 
@@ -468,10 +616,10 @@ register(Claim(
     check=_prop48_condition, reference=1.0, comparison="ge", tolerance=0.0,
     tolerance_reason="a count of exact comparisons; random populations with k = 3..5",
     chapter=CHAPTER,
-    controls=(Control("condition restored",
-                      "the same count with varphi = x^2, which satisfies the condition (so no"
-                      " negative rho can occur)",
-                      functools.partial(_prop48_condition, binary=False)),),
+    controls=(Control("condition restored at its edge",
+                      "the same count with varphi = (k/(k-1)) x^2, which meets the condition with"
+                      " equality in the worst direction (so no negative rho can occur)",
+                      functools.partial(_prop48_condition, binary=False), kind="boundary"),),
 ))
 
 
@@ -521,12 +669,15 @@ register(Claim(
                       " atoms, point-mass labels with zero irreducible loss, tied confidences)"),
     chapter=CHAPTER,
     controls=(
+        Control("irreducible loss dropped",
+                "the sharpness gap with labels (Z = e_Y) equals the grouping loss alone (the"
+                " reading of Lemma 4.1's sharpness gap with pi_{Y|X} carried over to the"
+                " labels)", functools.partial(_grouping, variant="no_irreducible"),
+                kind="reading"),
         Control("grouping arguments swapped",
                 "(E.1) with the grouping term E d(C, Q) (the KL's arguments swapped; the Brier"
-                " part cannot tell)", functools.partial(_grouping, variant="swapped")),
-        Control("irreducible loss dropped",
-                "the sharpness gap with labels (Z = e_Y) equals the grouping loss alone",
-                functools.partial(_grouping, variant="no_irreducible")),
+                " part cannot tell)", functools.partial(_grouping, variant="swapped"),
+                kind="alternative"),
     ),
 ))
 
@@ -555,7 +706,8 @@ def _suite_predictions():
 
 
 def _sharpness_gaps(size: str) -> float:
-    """min(gap of MRR, gap of HB) - max(gap of baseline, gap of TS), Brier pair, sigma 0.05."""
+    """min(gap of MRR, gap of HB) - max(gap of baseline, gap of TS), Brier pair, the default
+    bandwidth 0.1 n^(-1/5) (0.025 at the suite's 1,000 test points)."""
     from ..sharpness import calibration_sharpness
 
     y, preds = _suite_predictions()
@@ -572,13 +724,14 @@ register(Claim(
                " largest of the baseline's and TS's)."),
     check=_sharpness_gaps, reference=0.0, comparison="ge", tolerance=0.0,
     tolerance_reason=("a deterministic comparison on fixed predictions (seeded suite, 1000 test"
-                      " points); the kernel sums err by less than 1e-5"),
+                      " points, bandwidth 0.025); the kernel sums err by less than 1e-5"),
     chapter=CHAPTER, expect="finding", finding_holds=True,
     evidence=("a result on our substitute data (the MNIST-5k suite's largest network, 1000 test"
-              " points), not on the paper's ViT: the measured margin is 0.029; over 200"
-              " bootstrap resamples of the test split its mean is 0.028 with SD 0.005 (5.5 SD"
-              " above 0; the smallest resample gives 0.012), so MRR's and HB's wider bands are"
-              " not sampling noise"),
+              " points), not on the paper's ViT: at the default bandwidth 0.1 n^(-1/5) = 0.025"
+              " the measured margin is 0.024; over 200 bootstrap resamples of the test split its"
+              " mean is 0.024 with SD 0.006 (4.3 SD above 0; the smallest resample gives 0.010),"
+              " so MRR's and HB's wider bands are not sampling noise (at the paper's 0.05 the"
+              " margin was 0.029, SD 0.005)"),
 ))
 
 
@@ -592,15 +745,40 @@ def _calibration_errors(kernel: str, sigma: float) -> dict:
             for m, P in preds.items()}
 
 
+#: The six settings of App. H's statement: both kernels, the recommended bandwidths.
+RANKING_SETTINGS = tuple((kernel, sigma) for kernel in ("gaussian", "epanechnikov")
+                         for sigma in (0.01, 0.03, 0.05))
+
+#: The smallest bootstrap SD of a difference d_CAL(A) - d_CAL(B) of two methods whose order
+#: changes over :data:`RANKING_SETTINGS` (200 resamples of the test split, seed 0; the SDs of
+#: those differences range from 0.0031 to 0.0046).
+RANKING_DIFFERENCE_SD = 0.0031
+
+
 def _kernel_rankings(size: str) -> float:
     """Number of distinct rankings of the five methods by d_CAL over both kernels and the
     bandwidths 0.01, 0.03, 0.05 (App. H: the range that works best)."""
     rankings = set()
-    for kernel in ("gaussian", "epanechnikov"):
-        for sigma in (0.01, 0.03, 0.05):
-            cal = _calibration_errors(kernel, sigma)
-            rankings.add(tuple(sorted(cal, key=cal.get)))
+    for kernel, sigma in RANKING_SETTINGS:
+        cal = _calibration_errors(kernel, sigma)
+        rankings.add(tuple(sorted(cal, key=cal.get)))
     return float(len(rankings))
+
+
+def ranking_flip_strength(size: str = "smoke") -> float:
+    """How firmly the ranking changes over App. H's six settings: for each pair of methods, the
+    smaller of its largest difference d_CAL(A) - d_CAL(B) on either side of 0 (0 when the pair
+    keeps its order), maximised over the pairs. A flip is established only when both orders are
+    seen beyond sampling noise, i.e. when this exceeds about twice the bootstrap SD of a
+    difference."""
+    import itertools
+
+    cals = [_calibration_errors(kernel, sigma) for kernel, sigma in RANKING_SETTINGS]
+    strongest = 0.0
+    for a, b in itertools.combinations(sorted(cals[0]), 2):
+        diffs = np.array([cal[a] - cal[b] for cal in cals])
+        strongest = max(strongest, min(max(diffs.max(), 0.0), max(-diffs.min(), 0.0)))
+    return float(strongest)
 
 
 register(Claim(
@@ -608,20 +786,27 @@ register(Claim(
     source="Reassessing calibration (under review), App. H.1-H.2",
     statement=("For bandwidths in the recommended range [0.01, 0.05] and for the Gaussian and"
                " the Epanechnikov kernel, the ranking of the recalibration methods by confidence"
-               " calibration error does not change (measured: distinct rankings among the six"
-               " settings, on the MNIST-5k suite's largest network)."),
-    check=_kernel_rankings, reference=1.0, tolerance=0.0,
-    tolerance_reason="a count of rankings of deterministic values", chapter=CHAPTER,
-    expect="finding", finding_holds=False,
+               " calibration error does not change (measured, on the MNIST-5k suite's largest"
+               " network: the strength of the firmest change of order, the smaller of a pair's"
+               " largest d_CAL differences on the two sides of 0, against no change)."),
+    check=ranking_flip_strength, reference=0.0, tolerance=2 * RANKING_DIFFERENCE_SD,
+    tolerance_reason=("inconclusive finding: the effect (a change of order) is measured against"
+                      " no change with a tolerance of 2 bootstrap SDs of a difference of two"
+                      " methods' d_CAL (2 x 0.0031, the smallest such SD of the pairs that change"
+                      " order; 200 resamples of the 1000 test points). Smallest change detected:"
+                      " a pair whose order is reversed by more than 0.006 in both directions"),
+    chapter=CHAPTER, expect="finding", finding_holds=INCONCLUSIVE,
     evidence=("a result on our substitute data (the MNIST-5k suite's largest network, 1000 test"
-              " points), not an erratum: the six settings give 3 distinct rankings, but the flips"
-              " are within sampling noise. HB and IR trade places: d_CAL(HB) - d_CAL(IR) is"
-              " -0.0003 at Gaussian sigma = 0.05 with a bootstrap SD of 0.003 (200 resamples of"
-              " the test split; HB below IR in 55% of them), +0.0029 +- 0.0036 at Gaussian 0.03,"
-              " +0.0032 +- 0.0037 at Epanechnikov 0.05, while at sigma = 0.01 HB is worse by"
-              " 0.013 +- 0.004. Only MRR's first place is stable. 1000 test points cannot"
-              " resolve the order of the close methods; the paper's ImageNet test sets (40,000"
-              " points) may"),
+              " points), not an erratum: the six settings give 3 distinct rankings, but every"
+              " change of order is within sampling noise, so our data neither confirm nor"
+              " contradict the statement. Two pairs change order: HB and IR (d_CAL(HB) -"
+              " d_CAL(IR) from +0.0136 +- 0.0044 at Gaussian 0.01 to -0.0003 +- 0.0031 at"
+              " Gaussian 0.05, 0.1 SD below a tie) and the baseline and HB (from +0.0090 +-"
+              " 0.0032 at Gaussian 0.05 to -0.0030 +- 0.0043 at Epanechnikov 0.01, 0.7 SD"
+              " below a tie); the reversed side of each is within one bootstrap SD of 0 (SDs"
+              " over 200 resamples of the test split). Only MRR's first place is firm. 1000"
+              " test points cannot resolve the order of the close methods; the paper's"
+              " ImageNet test sets (40,000 points) may"),
 ))
 
 
@@ -652,8 +837,8 @@ register(Claim(
 
 # ----------------------------------------------------------------------------- App. D
 
-#: App. D's setting: 40,000 test points, 10 subsamples of 5,000.
-APP_D_N, APP_D_SUBSAMPLE, APP_D_REPEATS = 40000, 5000, 10
+#: App. D's setting: 40,000 test points, 10 subsamples of 5,000, the paper's fixed sigma = 0.05.
+APP_D_N, APP_D_SUBSAMPLE, APP_D_REPEATS, APP_D_SIGMA = 40000, 5000, 10, 0.05
 
 
 @functools.lru_cache(maxsize=None)
@@ -662,7 +847,15 @@ def subsample_study(size: str) -> np.ndarray:
     subsamples of 200) minus the exact target, one row per replication of n = 40,000 draws from
     the consistency experiment (h uniform on [1/2, 1], accuracy curve 0.9 h^2 + 0.1 h, Gaussian
     sigma = 0.05); 3 replications (smoke) or 12 (full)."""
-    from ..sharpness import calibration_sharpness
+    from ..sharpness import confidence_calibration_plugin
+
+    def averaged(y, P, size, repeats, rng):
+        # App. D's average (what calibration_sharpness(..., subsample=size).calibration returns,
+        # tests/test_sharpness.py pins the two together): the plug-in on random subsets
+        # drawn without replacement, averaged; the diagram's arrays are not needed here.
+        return float(np.mean([confidence_calibration_plugin(
+            y[idx], P[idx], "brier", bandwidth=APP_D_SIGMA)
+            for idx in (rng.choice(y.size, size=size, replace=False) for _ in range(repeats))]))
 
     rng = np.random.default_rng(404)
     rows = []
@@ -670,11 +863,9 @@ def subsample_study(size: str) -> np.ndarray:
         h = rng.uniform(0.5, 1.0, size=APP_D_N)
         y = (rng.uniform(size=APP_D_N) < _accuracy_curve(h)).astype(np.int64)
         P = np.column_stack([1.0 - h, h])
-        full = calibration_sharpness(y, P, "brier").calibration
-        sub = calibration_sharpness(y, P, "brier", subsample=APP_D_SUBSAMPLE,
-                                    n_subsamples=APP_D_REPEATS, rng=rng).calibration
-        small = calibration_sharpness(y, P, "brier", subsample=200, n_subsamples=2,
-                                      rng=rng).calibration
+        full = confidence_calibration_plugin(y, P, "brier", bandwidth=APP_D_SIGMA)
+        sub = averaged(y, P, APP_D_SUBSAMPLE, APP_D_REPEATS, rng)
+        small = averaged(y, P, 200, 2, rng)
         rows.append((full - C4_TRUTH, sub - C4_TRUTH, small - C4_TRUTH))
     return np.array(rows)
 
@@ -708,5 +899,5 @@ register(Claim(
     controls=(Control("2 subsamples of 200",
                       "an average over 2 subsamples of 200 points loses as little (an estimator"
                       " known to be noisier: 125 times fewer points than App. D's)",
-                      functools.partial(_subsample_loss, column=2)),),
+                      functools.partial(_subsample_loss, column=2), kind="alternative"),),
 ))
