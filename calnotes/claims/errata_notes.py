@@ -323,7 +323,7 @@ NOTES = {
         printed=r"$\frac{d^2 \mu_{(n)}}{dn\, d\mathrm{ECE}} > 0$, through eq. (34)'s "
                 r"$\frac{d\mu_i^2}{d\mathrm{ECE}} > 0$ for every bin $i$.",
         correction=r"Through a calibrated bin ($\mu_i = 0$) the derivative is $0$ (eq. (34) "
-                   r"gives $\frac{d\mu_i^2}{d\mathrm{ECE}} = \frac{2|\mu_i|}{p_i} = 0$; "
+                   r"gives $\frac{d\mu_i^2}{d\mathrm{ECE}} = \frac{2\lvert\mu_i\rvert}{p_i} = 0$; "
                    r"measured below $10^{-5}$ of its value one $\sigma_i$ off); it is "
                    r"$\ge 0$, strict for $\mu_i \ne 0$.",
         severity=IMPRECISE,
