@@ -647,11 +647,14 @@ def _tce_zero_instances(size: str) -> tuple:
 
 @lru_cache(maxsize=None)
 def _tce_zero_flags(size: str) -> tuple:
+    """Per instance, exactly: (TCE_1 = 0, TCE_1 = 0 without ECE = 0 for 1, 5 or 15 bins,
+    {KS reading: KS = 0})."""
     out = []
     for d in _tce_zero_instances(size):
         tce_zero = pop.tce(d, exact=True) == 0
         ece_bad = tce_zero and any(pop.binned_ece(d, m, exact=True) != 0 for m in (1, 5, 15))
-        out.append((tce_zero, ece_bad))
+        ks_zero = {r: pop.ks_error(d, reading=r, exact=True) == 0 for r in ("proof", "definition")}
+        out.append((tce_zero, ece_bad, ks_zero))
     return tuple(out)
 
 
@@ -664,9 +667,10 @@ def _tce0_iff(size: str, kernel="laplacian", reading: str = "proof") -> float:
     """Mismatches of zero-ness: TCE_1 vs MMCE (``kernel``), vs KS (``reading``), and TCE = 0
     without ECE = 0 (1, 5, 15 bins)."""
     bad = 0
-    for d, (tce_zero, ece_bad) in zip(_tce_zero_instances(size), _tce_zero_flags(size)):
+    for d, (tce_zero, ece_bad, ks_zero) in zip(_tce_zero_instances(size),
+                                               _tce_zero_flags(size)):
         bad += tce_zero != (pop.mmce(d, kernel) <= _MMCE_ZERO)
-        bad += tce_zero != (pop.ks_error(d, reading=reading, exact=True) == 0)
+        bad += tce_zero != ks_zero[reading]
         bad += ece_bad
     return float(bad)
 
@@ -674,7 +678,7 @@ def _tce0_iff(size: str, kernel="laplacian", reading: str = "proof") -> float:
 def tce_zero_coverage(size: str = "smoke") -> dict:
     """How many instances of 003.thm3.1.tce0_iff_mmce0_iff_ks0 are top-label calibrated, and how
     many of those have several confidence values (for the chapter)."""
-    zero = [d for d, (z, _) in zip(_tce_zero_instances(size), _tce_zero_flags(size)) if z]
+    zero = [d for d, (z, _, _) in zip(_tce_zero_instances(size), _tce_zero_flags(size)) if z]
     return {"instances": len(_tce_zero_instances(size)), "tce_zero": len(zero),
             "tce_zero_multi": sum(_confidence_count(d) > 1 for d in zero),
             "max_confidences": max(_confidence_count(d) for d in zero)}
