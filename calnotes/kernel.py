@@ -13,6 +13,8 @@ calibration error that 004 reports in Table 1 and compares against in App. G.
 
 * :func:`nadaraya_watson` -- ``m(t) = sum_i y_i K(t, x_i) / sum_i K(t, x_i)``.
 * :func:`kde` -- ``p(t) = (1/n) sum_i K(t, x_i)``.
+* :func:`default_bandwidth` -- the default ``sigma_n = 0.1 n^(-1/5)`` of both (a bandwidth that
+  shrinks with ``n``, as the consistency of 004's kernel estimate requires; 004 fixes 0.05).
 * :func:`smooth_ece` -- ``smECE_sigma = int_0^1 |(1/n) sum_i K_R(t, f_i) (y_i - f_i)| dt``
   with the reflected Gaussian kernel, at a given ``sigma`` or at the fixed point
   ``smECE_sigma* = sigma*``.
