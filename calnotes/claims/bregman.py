@@ -162,8 +162,12 @@ def _prop43(size: str, calibrated: bool = True, factor: Fraction = Fraction(1)) 
             w, T, G = g.exact
             marg = list(g.label_marginal(exact=True))
             const = pop.FiniteDistribution(w, T, [marg] * g.n_atoms)
-            exact = (factor * pop.bregman_decomposition(const, "squared_norm", exact=True)["total"]
-                     - pop.bregman_decomposition(g, "squared_norm", exact=True)["total"])
+            bound = pop.bregman_decomposition(const, "squared_norm", exact=True)["total"]
+            if g is base_rate:            # g = pi_Y: the equality case, (factor - 1) * bound
+                worst = min(worst, float((factor - 1) * bound))
+                continue
+            exact = factor * bound - pop.bregman_decomposition(g, "squared_norm",
+                                                               exact=True)["total"]
             if factor != 1:
                 worst = min(worst, float(exact))
                 continue

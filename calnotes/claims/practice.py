@@ -9,6 +9,7 @@ models, so a smaller suite would be a different experiment, not a quicker run of
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache, partial
 
 import numpy as np
@@ -669,10 +670,14 @@ register(Claim(
 ))
 
 
-def _tf_held_out(size: str, transform: bool = True) -> float:
+def _tf_held_out(size: str, transform: bool = True, stop_above: float = math.inf) -> float:
     """max over the suite of max(ECE, TCE_1, TCE_2, KS, MMCE) of t^f on the TEST split, in units
     of the standard error sqrt(a (1 - a) (1/n_cal + 1/n_test)) of the accuracy difference
-    (inf if the argmax changed). ``transform=False`` (the control): the model itself."""
+    (inf if the argmax changed). ``transform=False`` (the control): the model itself.
+
+    ``stop_above``: return as soon as the running maximum exceeds it (the control stops at the
+    claim's tolerance, 4 standard errors: the first model beyond it already rejects it, and the
+    O(n^2) MMCE of the other 25 models is not needed)."""
     from .. import population as pop
     from ..recalibrate import AccuracyPreservingTransform, as_probabilities
 
@@ -690,6 +695,8 @@ def _tf_held_out(size: str, transform: bool = True) -> float:
         a = float(np.mean(P.argmax(axis=1) == yt))
         se = np.sqrt(a * (1 - a) * (1 / n_cal + 1 / n))
         worst = max(worst, _tf_errors(pop.FiniteDistribution(np.full(n, 1 / n), onehot, P)) / se)
+        if worst > stop_above:
+            break
     return worst
 
 
@@ -713,9 +720,10 @@ register(Claim(
               " |ACC_cal - ACC_test| (one confidence value), and the largest over the 26 models"
               " is 2.66 standard errors of that difference, what the largest of 26 sampling"
               " errors typically is (the expected maximum of 26 standard normal moduli is about"
-              " 2.2, its 95% quantile 3.0); the untransformed models' errors are 32 standard"
-              " errors (the control)"),
+              " 2.2, its 95% quantile 3.0); the untransformed models' errors reach 26 standard"
+              " errors on the first model of the suite and 32 on the worst (the control)"),
     controls=(Control("no transform", "The untransformed models are as close to zero error on"
-                      " the test split.", partial(_tf_held_out, transform=False),
+                      " the test split (measured until the first model beyond 4 standard"
+                      " errors).", partial(_tf_held_out, transform=False, stop_above=4.0),
                       kind="alternative"),),
 ))
