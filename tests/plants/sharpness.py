@@ -137,6 +137,17 @@ def _per_confidence_scaled(value, *args, **kwargs):
     return 1.1 * value
 
 
+def _spherical_score_as_loss(original):
+    """The four losses of footnote 4 with the spherical *score* ``p_y / ||p||`` in place of the
+    spherical loss ``1 - p_y / ||p||`` (the ``1 -`` dropped): higher is then better in that
+    column of the loss table."""
+    spherical = original["spherical"]
+
+    def spherical_score(y_true, y_prob, **kwargs):
+        return 1.0 - spherical(y_true, y_prob, **kwargs)
+    return {**original, "spherical": spherical_score}
+
+
 PLANTS = [
     Plant("default_bandwidth: the paper's fixed 0.05", "calnotes.kernel.default_bandwidth",
           _paper_default, ("004.thmC.4.consistency",)),
@@ -160,6 +171,8 @@ PLANTS = [
     Plant("classwise: sum over classes for the mean", "calnotes.measures.classwise",
           wrap_result(lambda value, measure, y, P, **kw: value * np.shape(P)[-1]),
           ("000.sec5.m_equals_n",)),
+    Plant("loss table: spherical score for the spherical loss", "calnotes.rankings.LOSSES",
+          _spherical_score_as_loss, ("000.sec5.checkpoint_dominance",)),
     Plant("confidence calibration error (population): 10% too large",
           "calnotes.population.confidence_calibration_error",
           wrap_result(_per_confidence_scaled), ("004.lemma4.6",)),
