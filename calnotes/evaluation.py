@@ -1299,7 +1299,8 @@ def _smooth_ece_rows(y, P, conf, correct) -> list:
 
 
 def _sharpness_figure(y, P, title):
-    """004's calibration-sharpness diagram (Brier pair, Gaussian kernel, sigma = 0.05), on all
+    """004's calibration-sharpness diagram (Brier pair, Gaussian kernel, the library's default
+    bandwidth 0.1 n^(-1/5) rather than the paper's fixed 0.05, which is not consistent), on all
     the predictions (the binned kernel sums need no subsampling, unlike the paper's App. D)."""
     from matplotlib.figure import Figure
 
