@@ -517,7 +517,7 @@ def _thm26_truthful_instances(size: str) -> tuple:
     """``(p*, m, alternatives)``: the edge instances with ``n >= 2``, then random ones."""
     rng = np.random.default_rng(261)
     instances = [(p, m) for p, m in edge_binary_instances(size) if p.shape[0] >= 2]
-    instances += [random_binary_instance(rng) for _ in range(100 if size == "smoke" else 1000)]
+    instances += [random_binary_instance(rng) for _ in range(40 if size == "smoke" else 1000)]
     return tuple((p, m, tuple(random_alternatives(p, rng).values())) for p, m in instances)
 
 
@@ -593,7 +593,7 @@ register(Claim(
     check=_thm26_truthful,
     reference=0.0, tolerance=1e-12, comparison="ge",
     tolerance_reason=_REL_EXACT + (". Region: the exact-formula edge instances with n >= 2"
-                                   " (two samples, ties, point masses, one bin, m = n) and 100"
+                                   " (two samples, ties, point masses, one bin, m = n) and 40"
                                    " (1,000) random truths with m not dividing n, nine alternative"
                                    " families each; plus a greedy local search for a report"
                                    " beating the truth (three starts: the mean, shrinkage, noise)"
@@ -690,7 +690,7 @@ def _thm31_instances(size: str) -> tuple:
     """``(P*, m, alternatives)``: the edge instances, then random ones (``k = 3..6``)."""
     rng = np.random.default_rng(310)
     instances = edge_multiclass_instances(size)
-    instances += [random_multiclass_instance(rng) for _ in range(60 if size == "smoke" else 600)]
+    instances += [random_multiclass_instance(rng) for _ in range(30 if size == "smoke" else 600)]
     out = []
     for P, m in instances:
         alternatives = list(random_multiclass_alternatives(P, rng).values())
@@ -759,7 +759,7 @@ register(Claim(
     tolerance_reason=_REL_EXACT + (". Region: k = 2 with n = 1..3 (single samples, ties, point"
                                    " masses) and every m = 1..n, k = 3 with one-hot, all-tied"
                                    " and zero-class rows at one bin and m = n, the Obs 3.2"
-                                   " instance, 60 (600) random truths with k = 3..6; plus a"
+                                   " instance, 30 (600) random truths with k = 3..6; plus a"
                                    " greedy local search over reports (starts: uniform, classes"
                                    " rotated, the truth) on a k = 2 and a k = 3 truth with"
                                    " m = 1, 2, n"),
