@@ -29,9 +29,18 @@ def test_every_agreeing_claim_has_a_control_and_every_erratum_a_correction():
 
 
 def test_illustrations_say_why():
+    """An illustration says why no near neighbour can be rejected (and may carry far controls
+    that show its check can fail at all, never a near one)."""
     for c in claims.all_claims():
         if c.expect == "illustrates":
-            assert not c.controls and len(c.evidence) > 20, c.id
+            assert not any(k.near for k in c.controls) and len(c.evidence) > 20, c.id
+
+
+def test_every_verified_claim_has_a_near_control_and_every_control_a_kind():
+    for c in claims.all_claims():
+        assert all(k.kind in claims.CONTROL_KINDS for k in c.controls), c.id
+        if c.expect == "agrees":
+            assert c.near_controls, c.id
 
 
 def test_every_claim_names_an_existing_chapter_that_asserts_it():
