@@ -87,3 +87,12 @@ def test_sharpen_is_the_identity_at_power_one_and_sharpens_above():
     S = dominance._sharpen(Q, 1.1)
     assert np.allclose(S.sum(axis=1), 1) and S[0, 0] > Q[0, 0] and S[0, 2] < Q[0, 2]
     assert np.allclose(S[1], Q[1])  # a tie between the top classes stays a tie
+
+
+def test_l2_qece_replicates_equal_the_measure_row_by_row():
+    from calnotes.measures import l2_qece
+    rng = np.random.default_rng(3)
+    p = np.round(rng.uniform(size=(7, 12)), 1)          # ties straddle the bins
+    y = (rng.uniform(size=(7, 12)) < p).astype(np.int64)
+    batched = dominance._l2_qece_replicates(y, p, 5, chunk=3)
+    assert np.array_equal(batched, [l2_qece(y[r], p[r], 5) for r in range(7)])
