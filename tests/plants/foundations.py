@@ -81,6 +81,16 @@ def _sharpness_swapped(original):
     return score_decomposition
 
 
+def _entropy_at_the_report(original):
+    """The slipped copy of ``calnotes.symbolic._div``: the divergence ``E_q l(p) - H(p)``, the
+    entropy taken at the report ``p`` instead of the truth ``q``."""
+    from calnotes.symbolic import _expected
+
+    def _div(name, q, p):
+        return _expected(name, q, p) - _expected(name, p, p)  # SLIPPED: H(p) for H(q)
+    return _div
+
+
 PLANTS: list = [
     Plant("l2_qece: n (n - 1) in place of n^2", "calnotes.measures.l2_qece",
           wrap_result(_n_minus_1_for_n), ("000.thm2.6.enumeration",)),
@@ -93,4 +103,6 @@ PLANTS: list = [
           ("004.lemma4.1", "003.lemma4.1")),
     Plant("score_decomposition: sharpness as d(pi, C)", "calnotes.scores.score_decomposition",
           _sharpness_swapped, ("003.lemma4.1",)),
+    Plant("symbolic divergence: entropy at p, not q", "calnotes.symbolic._div",
+          _entropy_at_the_report, ("003.lemma4.1.symbolic",)),
 ]

@@ -105,6 +105,14 @@ def _multinomial_dropped(original):
     return iid_expectation
 
 
+def _outcomes_from_the_report(original):
+    """:func:`calnotes.expectation.simulate_qece` drawing the outcomes from the report instead
+    of the truth (its two probability arguments confused)."""
+    def simulate_qece(y_prob, true_prob, n_bins, n_reps, rng, **kwargs):
+        return original(y_prob, y_prob, n_bins, n_reps, rng, **kwargs)  # SLIPPED: y_prob twice
+    return simulate_qece
+
+
 PLANTS: list = [
     Plant("expected_qece: n (n - 1) in place of n^2", "calnotes.expectation.expected_qece",
           wrap_result(_n_minus_1_for_n), ("000.thm2.6.exact",)),
@@ -125,4 +133,9 @@ PLANTS: list = [
           wrap_result(_derived_bias_over_k), ("000.table1.derivation",)),
     Plant("iid_expectation: multinomial coefficient dropped",
           "calnotes.decisions.iid_expectation", _multinomial_dropped, ("000.thm4.1",)),
+    Plant("simulate_qece: outcomes drawn from the report", "calnotes.expectation.simulate_qece",
+          _outcomes_from_the_report, ("000.thm2.6.simulation",)),
+    Plant("calibrated_expected_qece: aggregation moved to confidence",
+          "calnotes.decisions.calibrated_expected_qece", with_kwargs(aggregation="confidence"),
+          ("000.thm4.1",)),
 ]
