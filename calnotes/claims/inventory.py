@@ -197,9 +197,11 @@ _P000 = (
       code=["calnotes.measures.unbinned_ece", "calnotes.expectation.expected_unbinned_ece"]),
     v("Def 2.5", "definition", "l1- and l2-QECE_m over the m quantile bins of eq. (1), "
       "B_j = {i : (j-1)n/m < i <= jn/m} after sorting the predictions.",
-      ["000.thm2.6.enumeration", "000.thm2.6.exact"],
-      note="the paper sorts without a rule for tied predictions; the library averages over "
-           "their orders (the measures chapter states the convention)",
+      ["000.def2.5.as_printed", "000.thm2.6.enumeration", "000.thm2.6.exact"],
+      note="recomputed from the printed text on every outcome vector of small instances "
+           "(m not dividing n, straddling ties); the paper sorts without a rule for tied "
+           "predictions; the library averages over their orders (the measures chapter states "
+           "the convention)",
       code=["calnotes.measures.l1_qece", "calnotes.measures.l2_qece",
             "calnotes.binning.equal_mass_bins"]),
     v("Def 2.7", "definition", "Class-wise aggregation: the mean of a binary measure over the k "
@@ -638,13 +640,16 @@ _P003 = (
       "d2 mu/(dn dECE) > 0 (folded normal).",
       ["003.prop3.3.approximation", "003.prop3.3.monotone", "003.prop3.3.convex",
        "003.prop3.3.cross", "003.prop3.3.cross.calibrated_bin",
-       "003.prop3.3.printed_derivatives", "003.prop3.3.estimator_law"],
+       "003.prop3.3.printed_derivatives", "003.prop3.3.estimator_law",
+       "003.eq25.ece_estimator"],
       note="the approximation against the exact binomial expectation (one confidence value per "
            "bin; the binomial law itself against the estimator enumerated); the shape inequalities through the derivatives' closed forms (central "
            "differences, n in [2, 1e5]); the cross-derivative is 0 through a calibrated bin "
            "(mu_i = 0, where eq. (34) vanishes), not > 0 as printed (erratum), and the proof's "
            "closed forms (31)-(33) lack the factor dn_j/dn = p_j (erratum; signs unaffected); "
-           "mu_(n) >= ECE (Jensen, eq. (30)) is not registered separately",
+           "mu_(n) >= ECE (Jensen, eq. (30)) is not registered separately; the estimator "
+           "eq. (25) itself is the library's confidence ECE, recomputed from the text (its bins "
+           "are closed on the right, the library's on the left: they differ only on the edges)",
       code=["calnotes.expectation.folded_normal_ece_bias"]),
     v("Lemma 4.1", "lemma", "Expected score = generalized entropy of P_Y - sharpness + "
       "calibration, for every proper score.", ["003.lemma4.1", "003.lemma4.1.symbolic"]),

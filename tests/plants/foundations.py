@@ -106,3 +106,47 @@ PLANTS: list = [
     Plant("symbolic divergence: entropy at p, not q", "calnotes.symbolic._div",
           _entropy_at_the_report, ("003.lemma4.1.symbolic",)),
 ]
+
+
+# --- binning: the bins of eq. (1), the equal-width edges, the tie rule ----------------------
+
+def _array_split_cut(original):
+    """``quantile_bin_of_position`` cutting sorted positions as ``numpy.array_split`` does
+    (``floor(pos m / n)``: the larger bins first) instead of eq. (1)."""
+    def quantile_bin_of_position(positions, n_samples, n_bins):
+        pos = np.asarray(positions, dtype=np.int64)
+        return (pos * int(n_bins)) // int(n_samples)       # SLIPPED: eq. (1) is ceil - 1
+    return quantile_bin_of_position
+
+
+def _width_bins_closed_right(original):
+    """The slipped copy of ``calnotes.binning._width_bins_unchecked`` with the bins closed on
+    the right (a value exactly on an interior edge goes to the bin below)."""
+    def _width_bins_unchecked(values, m):
+        edges = np.arange(m + 1, dtype=np.float64) / m
+        edges[m] = np.inf
+        j = np.floor(values * m).astype(np.intp)
+        np.clip(j, 0, m - 1, out=j)
+        j -= (values <= edges[j]) & (j > 0)               # SLIPPED: < for the left-closed rule
+        j += values > edges[j + 1]                        # SLIPPED: >= likewise
+        return j
+    return _width_bins_unchecked
+
+
+def _ties_by_position(original):
+    """``check_ties`` mapping every rule to ``"position"``: ties across bin boundaries kept in
+    input order by default instead of averaged over their orders."""
+    def check_ties(ties):
+        original(ties)
+        return "position"                                   # SLIPPED: the default ignored
+    return check_ties
+
+
+PLANTS += [
+    Plant("quantile bins cut as array_split", "calnotes.binning.quantile_bin_of_position",
+          _array_split_cut, ("000.def2.5.as_printed",)),
+    Plant("equal-width bins closed on the right", "calnotes.binning._width_bins_unchecked",
+          _width_bins_closed_right, ("003.eq25.ece_estimator",)),
+    Plant("ties in input order by default", "calnotes._ties.check_ties",
+          _ties_by_position, ("000.def2.5.as_printed",)),
+]
