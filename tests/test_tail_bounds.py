@@ -25,8 +25,9 @@ test (``numpy.convolve`` recursions, scipy's binomial law, scipy's scalar minimi
   ``P(T >= t)`` itself and the lower end at least ``P(T > t)`` (the atoms are further apart
   than the ``m`` cells the grid can round by); on a grid of 8 cells the bracket still
   contains the truth.  The terms are dyadic, so the exact law is exact in floating point.
-* :func:`check_report_exact_p_values` -- a one-column report's exact p-values bracket the
-  exact null law of its own bins (brute force from the sorted predictions).
+* :func:`check_report_exact_p_values` -- a one-column report's exact p-values (l1- and
+  l2-QECE, 24 rows, 3 bins) bracket ``P(T >= t)`` under the exact null law of its own bins
+  (brute force from the sorted predictions): ``p_value_lower <= P(T >= t) <= p_value``.
 * :func:`check_monte_carlo_p_value` -- ``(1 + #{T_r >= t}) / (R + 1)``: its floor
   ``1 / (R + 1)``, draws equal to ``t`` (and within ``1e-12`` relative below it) counted,
   draws above ``t`` by ``1e-9`` relative not missed, a draw ``1e-9`` relative below not counted.
@@ -177,7 +178,8 @@ def check_exact_bracket() -> None:
 
 
 def check_report_exact_p_values() -> None:
-    """The report's exact p-values of a binary column bracket the exact law of its bins:
+    """The report's exact p-values of a binary column bracket ``P(T >= t)`` under the exact
+    law of its bins:
     ``K_j`` Poisson-binomial over the bin's predictions, ``a_j`` their sum, equal-mass bins
     of sorted positions ``[floor(j n / m), floor((j + 1) n / m))`` (values compared with a
     slack of ``1e-12`` relative: the engine sums in another order)."""
