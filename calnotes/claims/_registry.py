@@ -516,7 +516,7 @@ def run_controls(claim_id: str, size: str = "smoke") -> list:
     --------
     >>> from calnotes import claims
     >>> [(r.name, r.rejected) for r in claims.run_controls("003.lemma4.1")]
-    [('grouping dropped', True)]
+    [('grouping dropped', True), ('calibration term 1% off', True)]
     """
     _check_size(size)
     claim = get_claim(claim_id)

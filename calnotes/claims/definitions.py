@@ -193,7 +193,7 @@ def printed_ece25(y, P, m: int, *, closed: str = "left") -> float:
 
     Examples
     --------
-    >>> printed_ece25([0, 1], [[0.9, 0.1], [0.7, 0.3]], 2)
+    >>> round(printed_ece25([0, 1], [[0.9, 0.1], [0.7, 0.3]], 2), 12)
     0.3
     """
     P = np.asarray(P, dtype=float)
