@@ -433,8 +433,10 @@ def default_bandwidth(n: int) -> float:
 
     Examples
     --------
-    >>> round(default_bandwidth(1000), 4), round(default_bandwidth(40000), 4)
-    (0.0251, 0.012)
+    >>> round(default_bandwidth(1000), 4)
+    0.0251
+    >>> round(default_bandwidth(40000), 4)
+    0.012
     """
     if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
         raise ValueError(f"n: expected a positive integer, got {n!r}")
