@@ -127,17 +127,95 @@ def is_array_like(x) -> bool:
             or _on_gpu(x) is not None)
 
 
+#: The names (``str(dtype)``) of a NumPy dtype that holds bfloat16 values: ml_dtypes' (JAX's
+#: ``np.asarray``).  Any 2-byte dtype named here is read as bfloat16 bit patterns.
+_BFLOAT16_NAMES = ("bfloat16",)
+
+
+def _is_bfloat16(dtype) -> bool:
+    return str(dtype) in _BFLOAT16_NAMES and getattr(dtype, "itemsize", 0) == 2
+
+
+def _widen_bfloat16(arr: np.ndarray) -> np.ndarray:
+    """bfloat16 values (a NumPy array of a 2-byte bfloat16 dtype) as float64, exactly: a
+    bfloat16 is the upper half of a float32, so no library that knows the type is needed."""
+    bits = np.ascontiguousarray(arr).view(np.uint16).astype(np.uint32) << 16
+    return bits.view(np.float32).astype(np.float64)
+
+
+def _is_label_name(name: str) -> bool:
+    return name.startswith("label") or name in ("y_true", "y")
+
+
+def _widened_note(name: str) -> str:
+    if _is_label_name(name):
+        return f"{name}: bfloat16 values widened to float64 (whole numbers up to 256 are exact)"
+    return (f"{name}: bfloat16 values widened to float64 (row sums checked to bfloat16's"
+            " precision)")
+
+
+def _check_label_precision(arr, dtype, name: str) -> None:
+    """Labels held in a float type too coarse for every whole number they might be (bfloat16:
+    exact up to 256; float16: up to 2048) are refused above that: a class index beyond it may
+    already have been rounded to a neighbour, which no later check can see."""
+    eps = _eps(dtype)
+    if eps is None or eps <= np.finfo(np.float32).eps or np.ndim(arr) == 0:
+        return
+    limit = 2.0 / eps
+    values = np.asarray(arr, dtype=np.float64)
+    finite = np.abs(values[np.isfinite(values)])
+    if finite.size and finite.max() > limit:
+        i = int(np.flatnonzero(np.abs(values) == finite.max())[0])
+        raise ValueError(f"{name}: labels stored as {dtype}, which holds whole numbers exactly"
+                         f" only up to {int(limit)}: label {float(finite.max()):g} at index {i}"
+                         " may be a rounded class index; save the labels as integers")
+
+
+def _unmasked(x, name: str) -> np.ndarray:
+    """A NumPy masked array: refused if any entry is masked (half of NumPy honours a mask and
+    half reads the data beneath it, so a masked entry would change some numbers of a report
+    and not others); its data otherwise."""
+    count = int(np.ma.count_masked(x))
+    if count:
+        drop = "arr[~arr.mask.any(axis=1)]" if np.ndim(x) == 2 else "arr[~arr.mask]"
+        raise ValueError(f"{name}: a masked array with {count} masked"
+                         f" entr{'y' if count == 1 else 'ies'}; drop or fill them first (e.g."
+                         f" {drop}, and the same rows of the other arrays / arr.filled(...))")
+    return np.asarray(np.ma.getdata(x))
+
+
+def _checked_dtype(arr: np.ndarray, name: str, notes: list | None, source=None):
+    """``(array, source dtype)`` for a converted NumPy array: complex numbers refused (never
+    a NumPy ``ComplexWarning`` that drops the imaginary part), bfloat16 widened."""
+    if isinstance(arr, np.ma.MaskedArray):
+        arr = _unmasked(arr, name)
+    if arr.dtype.kind == "c":
+        raise TypeError(f"{name}: complex numbers (dtype {arr.dtype}); pass the real part if"
+                        " the imaginary part is meant to be zero (arr.real)")
+    if _is_bfloat16(arr.dtype):                 # ml_dtypes (JAX): widened like torch's
+        source = "bfloat16"
+        arr = _widen_bfloat16(arr)
+    if source:
+        arr = arr.astype(np.float64)
+        if notes is not None:
+            notes.append(_widened_note(name))
+        return arr, source
+    return arr, arr.dtype
+
+
 def _as_array_and_dtype(x, name: str, notes: list | None = None):
     """:func:`as_array`, and the dtype the values had: a NumPy dtype, or ``"bfloat16"``
-    (returned widened to float64)."""
+    (returned widened to float64).  Every door -- a NumPy array, ``__array__``,
+    ``__dlpack__``, ``to_numpy`` -- ends in :func:`_checked_dtype`, so one rule holds for
+    masked arrays, complex numbers and bfloat16 whatever form the values came in."""
     if isinstance(x, np.ndarray):
-        return x, x.dtype
+        return _checked_dtype(x, name, notes)
     if isinstance(x, (list, tuple, numbers.Number, str, bytes)) or x is None:
         try:
             arr = np.asarray(x)
         except (TypeError, ValueError) as exc:      # ragged lists
             raise TypeError(f"{name}: could not convert to a float array ({exc})") from None
-        return arr, arr.dtype
+        return _checked_dtype(arr, name, notes)
     how = _on_gpu(x)
     if how is not None:
         message = (f"{name}: a {_describe(x)} on {getattr(x, 'device', 'the GPU')}, copied to"
@@ -148,7 +226,7 @@ def _as_array_and_dtype(x, name: str, notes: list | None = None):
             notes.append(message)
         x = x.cpu() if how == "cpu" else x.get() if how == "get" else np.asarray(x)
         if isinstance(x, np.ndarray):
-            return x, x.dtype
+            return _checked_dtype(x, name, notes)
     if getattr(x, "requires_grad", False) is True and callable(getattr(x, "detach", None)):
         x = x.detach()                          # torch: no numpy() with autograd history
     source = "bfloat16" if str(getattr(x, "dtype", "")).endswith("bfloat16") else None
@@ -176,6 +254,10 @@ def _as_array_and_dtype(x, name: str, notes: list | None = None):
         else:
             if arr.dtype == object and arr.ndim == 0:
                 arr = None
+    if arr is None and source:
+        raise TypeError(f"{name}: bfloat16 values that NumPy cannot read through"
+                        f" {'; '.join(errors) or '__array__ or __dlpack__'}; convert them to"
+                        " float32 first (torch: x.float(); JAX: x.astype(jnp.float32))")
     if arr is None:
         tried = "; ".join(errors) if errors else "it has no __array__, __dlpack__ or to_numpy"
         raise TypeError(
@@ -183,16 +265,7 @@ def _as_array_and_dtype(x, name: str, notes: list | None = None):
             " pass a NumPy array,"
             " a list, a pandas or polars Series/DataFrame, or an array with __array__ or"
             " __dlpack__ (torch, JAX, CuPy, xarray)")
-    if str(arr.dtype) == "bfloat16":            # ml_dtypes (JAX): widened like torch's
-        source = "bfloat16"
-        arr = arr.astype(np.float32)
-    if source:
-        arr = arr.astype(np.float64)
-        if notes is not None:
-            notes.append(f"{name}: bfloat16 values widened to float64 (row sums checked to"
-                         " bfloat16's precision)")
-        return arr, source
-    return arr, arr.dtype
+    return _checked_dtype(arr, name, notes, source)
 
 
 def as_array(x, name: str = "array", *, notes: list | None = None) -> np.ndarray:
@@ -671,7 +744,8 @@ def check_labels(y_true, n_classes: int, n_samples: int | None = None,
     ...
     ValueError: y_true: label 3 at index 1 is out of range; expected integers in 0..2
     """
-    arr = as_array(y_true, name)
+    arr, source = _as_array_and_dtype(y_true, name)
+    _check_label_precision(arr, source, name)
     if arr.ndim == 2 and arr.shape[1] == 1:
         arr = arr[:, 0]
     if arr.ndim == 2 and arr.shape[1] == n_classes and arr.shape[0] > 0 \

@@ -38,14 +38,16 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 
 from . import scale as _scale
-from ._validate import is_array_like
-from .data.loaders import Predictions, is_classifier, load_predictions
+from ._validate import as_array, is_array_like
+from .data.loaders import (Predictions, check_regular_file, is_classifier,
+                           load_predictions)
 
 __all__ = ["as_predictions", "ChunkedPredictions", "DeferredInput", "LOADER_OPTIONS"]
 
@@ -176,6 +178,7 @@ force_logits
         _refuse_options("a ChunkedPredictions object is already opened", labels, kind,
                         options, X)
         return predictions
+    predictions, labels = _computed_frames(predictions, labels, out_of_core)
     ooc_snaps = (_snapshots(predictions, labels) if out_of_core is True
                  and isinstance(predictions, (str, os.PathLike)) else (None, None))
     chunked = _out_of_core_input(predictions, labels, out_of_core, kind, options)
@@ -221,6 +224,8 @@ def _convert(predictions, labels, kind, allow_pickle, split, options, X=None) ->
             raise ValueError(f"{given[0]}: does not apply to a classifier, whose predict_proba"
                              " gives probabilities and classes_ names the classes")
         return Predictions.from_estimator(predictions, X, labels)
+    if _lacks_predict_proba(predictions):
+        _refuse_without_probabilities(predictions, "X" if X is not None else "predictions")
     if X is not None:
         raise ValueError("X: applies to a fitted classifier (an object with predict_proba),"
                          f" not to a {type(predictions).__name__}; evaluate(model, X=X_test,"
@@ -231,6 +236,9 @@ def _convert(predictions, labels, kind, allow_pickle, split, options, X=None) ->
     if isinstance(predictions, (str, os.PathLike)):
         return load_predictions(predictions, labels=labels, kind=kind,
                                 allow_pickle=allow_pickle, split=split, **options)
+    if _is_lazy_frame(predictions):
+        raise TypeError(f"predictions: a {_type_name(predictions)} (a query that has not run);"
+                        " call .collect() first")
     if _is_frame(predictions):         # a pandas/polars DataFrame: its columns read like a CSV's
         text_only = [name for name in options if name in ("delimiter", "header")]
         if text_only:
@@ -258,6 +266,70 @@ def _convert(predictions, labels, kind, allow_pickle, split, options, X=None) ->
                     f" fitted classifier, got {type(predictions).__name__} {text[:60]} (pandas"
                     " and polars DataFrames, and any object with __array__ or __dlpack__, are"
                     " read too)")
+
+
+def _type_name(value) -> str:
+    kind = type(value)
+    return f"{kind.__module__.split('.')[0]} {kind.__name__}"
+
+
+def _is_lazy_frame(value) -> bool:
+    """A polars LazyFrame (a query, with ``collect`` and no data yet), recognised by its class
+    (asking the object for ``columns`` would resolve its schema)."""
+    kind = type(value)
+    return (callable(getattr(kind, "collect", None)) and not hasattr(kind, "to_numpy")
+            and not hasattr(kind, "__array__") and hasattr(kind, "columns"))
+
+
+def _is_dask_frame(value) -> bool:
+    """A Dask DataFrame or Series (partitions, ``compute``), without importing Dask."""
+    kind = type(value)
+    return (not _scale.is_dask_array(value) and hasattr(kind, "npartitions")
+            and callable(getattr(kind, "compute", None))
+            and type(value).__module__.split(".")[0] == "dask")
+
+
+def _computed_frames(predictions, labels, out_of_core):
+    """A Dask DataFrame (and Dask Series labels) computed into pandas, to be read as a pandas
+    one; refused out of core, which reads Dask arrays."""
+    frames = [(name, value) for name, value in (("predictions", predictions),
+                                                ("labels", labels)) if _is_dask_frame(value)]
+    if frames and out_of_core is True:
+        name, value = frames[0]
+        raise TypeError(f"{name}: a Dask {type(value).__name__}, where {_OOC_NAME} reads"
+                        " Dask arrays: pass .to_dask_array(lengths=True) of the probability"
+                        " columns and the labels as a Dask array, or drop out_of_core to read"
+                        " the DataFrame in memory")
+    if _is_dask_frame(predictions):
+        predictions = predictions.compute()
+    if _is_dask_frame(labels):
+        labels = labels.compute()
+    return predictions, labels
+
+
+def _lacks_predict_proba(value) -> bool:
+    """A classifier that gives no probabilities: ``predict`` or ``decision_function`` but no
+    ``predict_proba`` (scikit-learn's SVC and LinearSVC, RidgeClassifier, ...)."""
+    return (not isinstance(value, (np.ndarray, str, os.PathLike, Predictions))
+            and not is_classifier(value) and not is_array_like(value)
+            and (callable(getattr(value, "decision_function", None))
+                 or (callable(getattr(value, "predict", None))
+                     and (hasattr(value, "classes_")
+                          or getattr(value, "_estimator_type", None) == "classifier"))))
+
+
+def _refuse_without_probabilities(model, name: str) -> None:
+    kind = type(model).__name__
+    params = getattr(model, "get_params", None)
+    try:
+        takes = callable(params) and "probability" in params(deep=False)
+    except Exception:  # noqa: BLE001 - only the advice is at stake
+        takes = False
+    older = f" (or {kind}(probability=True) where it is still supported)" if takes else ""
+    raise TypeError(f"{name}: {kind} has no predict_proba, so it gives no probabilities to"
+                    f" evaluate; wrap it in CalibratedClassifierCV({kind}(), ensemble=False)"
+                    f" (sklearn.calibration){older}, or pass the probabilities of a model that"
+                    " has predict_proba")
 
 
 def _is_frame(value) -> bool:
@@ -294,8 +366,17 @@ def _out_of_core_input(predictions, labels, out_of_core, kind, options):
         if labels is not None:
             raise ValueError("labels: a folder of shards holds its own labels; do not pass"
                              " labels")
+        _check_shard_files(Path(predictions))
         P, y = _scale.open_shards(predictions)
         return P, y, str(predictions)
+    for name, value in (("predictions", predictions), ("labels", labels)):
+        if _scale.is_dask_array(value) and value.dtype.kind == "c":
+            raise TypeError(f"{name}: complex numbers (dtype {value.dtype}); pass the real part"
+                            " if the imaginary part is meant to be zero (arr.real)")
+    if isinstance(labels, np.ndarray):
+        labels = as_array(labels, "labels")      # masked entries and complex numbers refused
+    if isinstance(predictions, np.ndarray):
+        predictions = as_array(predictions, "predictions")
     is_path = isinstance(predictions, (str, os.PathLike))
     if is_path and Path(predictions).suffix.lower() != ".npy":
         raise ValueError(f"{_OOC_NAME}: out of core reads a .npy file (memory-mapped), a"
@@ -304,6 +385,10 @@ def _out_of_core_input(predictions, labels, out_of_core, kind, options):
         raise ValueError("labels: required with out-of-core predictions (a Dask array, a"
                          " memory-mapped .npy file or an array)")
     if dask_input:
+        if _scale.is_dask_array(labels) and any(
+                c != c for dims in labels.chunks for c in dims):
+            raise ValueError("labels: the Dask array has unknown chunk sizes; call"
+                             " .compute_chunk_sizes() first")
         return predictions, labels, "dask array"
     if is_path:
         P, y = _scale.open_npy(predictions, labels)
@@ -322,21 +407,59 @@ def _out_of_core_input(predictions, labels, out_of_core, kind, options):
                     f" shards or an array, got {type(predictions).__name__}")
 
 
+def _check_shard_files(folder: Path) -> None:
+    """The shard files of a folder (``.npz``, ``.npy``; not dot-files), checked before any is
+    opened: each must be a regular file (a FIFO or a link to a device is refused naming it,
+    where reading it would block or never end) and an ``.npz`` shard's arrays must fit
+    :data:`calnotes.data.loaders.MAX_ARRAY_BYTES` (read from the zip directory and the
+    arrays' headers)."""
+    from .data.loaders import _check_npz_sizes, open_regular
+    for entry in sorted(folder.iterdir()):
+        if entry.name.startswith(".") or entry.suffix.lower() not in (".npz", ".npy"):
+            continue
+        try:
+            is_folder = entry.is_dir()
+        except OSError:
+            is_folder = False
+        if is_folder:
+            continue
+        check_regular_file(entry, f"predictions (shard {entry.name})")
+        if entry.suffix.lower() == ".npz":
+            with open_regular(entry, "predictions") as fh:
+                _check_npz_sizes(fh, entry, f"predictions (shard {entry.name})")
+
+
 # ------------------------------------------------------------------------------ provenance
 
 class _Snapshot:
     """SHA-256 of an input file taken when it is loaded (N7): hashed just before loading,
     with the file kept open; :meth:`verified` after loading checks that neither the open file
     nor the path changed meanwhile, so the hash is that of the bytes that were loaded.  A file
-    removed after loading keeps its hash (nothing is read again)."""
+    removed after loading keeps its hash (nothing is read again).
+
+    Only a regular file is opened and read: a FIFO, a pipe (``<(...)``), a device
+    (``/dev/zero``) or a socket is refused naming ``what`` before anything is read
+    (:func:`calnotes.data.loaders.check_regular_file`; opened with ``O_NONBLOCK`` and checked
+    again with :func:`os.fstat`, so a path swapped for a pipe in between is refused too)."""
 
     def __init__(self, path, what: str):
         self.path, self.what, self.sha256, self.fd, self.stat = Path(path), what, None, None, None
         try:
-            if self.path.is_dir():
-                return
-            self.fd = os.open(self.path, os.O_RDONLY)
+            st = os.stat(self.path)
+        except OSError:
+            return                               # the loader reports a missing file itself
+        if stat.S_ISDIR(st.st_mode):
+            return                               # a folder of shards
+        if not stat.S_ISREG(st.st_mode):
+            check_regular_file(self.path, what)  # raises, naming the kind of file
+        try:
+            self.fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
             self.stat = os.fstat(self.fd)
+            if not stat.S_ISREG(self.stat.st_mode):
+                self.close()
+                check_regular_file(self.path, what)
+                raise ValueError(f"{what}: {self.path} is not a regular file; save the data"
+                                 " to a file first")  # replaced between stat and open
             digest = hashlib.sha256()
             while block := os.read(self.fd, 1 << 20):
                 digest.update(block)

@@ -103,6 +103,7 @@ import os
 import pickle
 import pickletools
 import re
+import stat
 import warnings
 import zipfile
 from dataclasses import dataclass
@@ -110,8 +111,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .._validate import (_as_array_and_dtype, _eps, as_array, check_labels,
-                         check_probabilities, diagnose_probabilities,
+from .._validate import (_as_array_and_dtype, _check_label_precision, _eps, as_array,
+                         check_labels, check_probabilities, diagnose_probabilities,
                          looks_like_probabilities, renormalize_rows, row_sum_tolerance)
 
 __all__ = ["Predictions", "load_predictions", "save_predictions", "LABEL_COLUMNS",
@@ -249,7 +250,8 @@ class Predictions:
                              " kind='logits' with it (command line: --logits), or drop it")
         notes = []
         what = "logits" if logits is not None else "probs"
-        y, _ = _as_array(labels, "labels", notes)
+        y, label_dtype = _as_array(labels, "labels", notes)
+        _check_label_precision(y, label_dtype, "labels")
         if y.ndim == 2 and y.shape[1] == 1:
             y = y[:, 0]
         raw, source_dtype = _as_array(logits if logits is not None else probs, what, notes)
@@ -769,9 +771,10 @@ def _is_number(text: str) -> bool:
 def _parses_as_pickle(path: Path) -> bool:
     """True if the whole file decodes as pickle opcodes ending in STOP (nothing is executed:
     :func:`pickletools.genops` only decodes); catches protocols 0 and 1."""
-    if path.stat().st_size > _PICKLE_SNIFF_BYTES:
-        return False
-    data = path.read_bytes()
+    with open_regular(path, "predictions") as fh:
+        if os.fstat(fh.fileno()).st_size > _PICKLE_SNIFF_BYTES:
+            return False
+        data = fh.read()
     try:
         last = None
         for opcode, _, pos in pickletools.genops(io.BytesIO(data)):
@@ -781,8 +784,8 @@ def _parses_as_pickle(path: Path) -> bool:
     return last is not None and last[0] == "STOP" and last[1] == len(data) - 1
 
 
-def _sniff(path: Path) -> bytes:
-    with open(path, "rb") as fh:
+def _sniff(path: Path, what: str = "predictions") -> bytes:
+    with open_regular(path, what) as fh:
         return fh.read(8)
 
 
@@ -821,29 +824,130 @@ def _build(path, labels, matrix, kind: str, options: dict, notes=(), locate=None
 
 
 def _check_file(path: Path, what: str) -> None:
-    if path.is_dir():
-        raise IsADirectoryError(f"{path}: is a directory, not a file ({what})")
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such file")
-    if path.stat().st_size == 0:
-        raise ValueError(f"{path}: empty file (0 bytes)")
+    """A regular, non-empty file, checked with :func:`os.stat` before anything is read (a FIFO
+    or a device is named as such: reading one would block or never end)."""
+    st = check_regular_file(path, what)
+    if st.st_size == 0:
+        raise ValueError(f"{what}: {path}: empty file (0 bytes)")
+
+
+#: What ``st_mode`` says a path is, for the paths that are not regular files.
+_SPECIAL_FILES = ((stat.S_ISFIFO, "a FIFO (named pipe)"),
+                  (stat.S_ISCHR, "a character device"),
+                  (stat.S_ISBLK, "a block device"),
+                  (stat.S_ISSOCK, "a socket"))
+
+
+def _special_kind(mode: int) -> str:
+    """``"a FIFO (named pipe)"``, ``"a character device"``, ... for a mode that is neither a
+    regular file nor a folder."""
+    return next((kind for test, kind in _SPECIAL_FILES if test(mode)), "not a regular file")
+
+
+def _not_regular(path, what: str, mode: int) -> ValueError:
+    """The error for a path that exists but is no regular file (a pipe, a device, a socket):
+    reading it would block (a FIFO with no writer) or never end (``/dev/zero``)."""
+    kind = _special_kind(mode)
+    where = str(path)
+    real = os.path.realpath(path)
+    if os.path.islink(path) and real != where and not re.match(r"/(dev|proc/\w+)/fd/", where):
+        where += f" (a link to {real})"
+    if stat.S_ISFIFO(mode) and re.match(r"/(dev|proc/\w+)/fd/\d+$", str(path)):
+        kind = "a pipe (as process substitution, <(...), passes)"
+    return ValueError(f"{what}: {where} is {kind}, not a regular file; save the data to a file"
+                      " first")
+
+
+def check_regular_file(path, what: str) -> os.stat_result:
+    """:func:`os.stat` of ``path``, which must be a regular file: a missing path, a folder, a
+    link to nothing and a FIFO, device or socket are refused naming ``what`` (the argument:
+    ``"predictions"``, ``"labels"``) before anything is opened.
+
+    Examples
+    --------
+    >>> check_regular_file("/dev/null", "labels")
+    Traceback (most recent call last):
+    ...
+    ValueError: labels: /dev/null is a character device, not a regular file; save the data to a file first
+    """
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        if os.path.islink(path):
+            raise FileNotFoundError(f"{what}: {path} is a symbolic link to"
+                                    f" {os.readlink(path)}, which does not exist") from None
+        raise FileNotFoundError(f"{what}: {path}: no such file{_read_as_path(path)}") \
+            from None
+    except NotADirectoryError:
+        raise FileNotFoundError(f"{what}: {path}: no such file (a folder on the way is a"
+                                " file)") from None
+    except OSError as exc:
+        raise type(exc)(f"{what}: {path}: cannot read ({exc.strerror or exc})") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise IsADirectoryError(f"{what}: {path}: is a directory, not a file")
+    if not stat.S_ISREG(st.st_mode):
+        raise _not_regular(path, what, st.st_mode)
+    return st
+
+
+def _read_as_path(path) -> str:
+    """For a string that does not look like a file name (spaces or commas between words, such
+    as ``"0 1 2"``): that a string is read as a path."""
+    text = os.fspath(path)
+    if isinstance(text, str) and re.search(r"\S[\s,]+\S", text) and not os.sep in text \
+            and not re.search(r"\.\w{1,8}$", text):
+        return (f" (the string {text!r} was read as a file path; pass values as a list or an"
+                " array)")
+    return ""
+
+
+def open_regular(path, what: str):
+    """``path`` opened for binary reading only if it is a regular file: opened without
+    blocking (``O_NONBLOCK``: a FIFO would otherwise wait for a writer) and checked with
+    :func:`os.fstat` on the open file, so a path swapped for a pipe after
+    :func:`check_regular_file` is refused too."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        check_regular_file(path, what)           # names what is missing
+        raise
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            if stat.S_ISDIR(st.st_mode):
+                raise IsADirectoryError(f"{what}: {path}: is a directory, not a file")
+            raise _not_regular(path, what, st.st_mode)
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def _load_npy(path: Path, name: str) -> np.ndarray:
-    head = _sniff(path)
+    head = _sniff(path, name)
     if _is_pickle(head):
         _refuse_pickle(path)
     if not head.startswith(_NPY_MAGIC):
         raise ValueError(f"{path}: not a .npy file (no NumPy header); for {name} pass a .npy array")
+    with open_regular(path, name) as fh:
+        _check_npy_size(fh, os.fstat(fh.fileno()).st_size, path, name)
+        fh.seek(0)
+        arr = _read_npy(fh, path, name)
+    return _numeric(arr, path, name)
+
+
+def _read_npy(fh, path: Path, name: str) -> np.ndarray:
     try:
-        with open(path, "rb") as fh:
-            arr = np.load(fh, allow_pickle=False)
+        arr = np.load(fh, allow_pickle=False)
     except ValueError as exc:
         raise ValueError(f"{path}: {name} holds Python objects, which calnotes does not"
                          f" unpickle; save a numeric array ({exc})") from None
     except (OSError, EOFError) as exc:
         raise ValueError(f"{path}: cannot read as .npy ({exc})") from None
-    return _numeric(arr, path, name)
+    return arr
 
 
 def _numeric(arr, path, name: str) -> np.ndarray:
@@ -857,9 +961,129 @@ def _numeric(arr, path, name: str) -> np.ndarray:
     return arr
 
 
+def _memory_bytes() -> int:
+    """The memory this process may use: physical memory, or less when an address-space limit
+    (``ulimit -v``) or a cgroup limit (a container) is lower; 16 GiB if none can be read."""
+    sizes = []
+    try:
+        sizes.append(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+    except (AttributeError, ValueError, OSError):
+        pass
+    try:
+        import resource
+        soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+        if soft not in (resource.RLIM_INFINITY, -1) and soft > 0:
+            sizes.append(soft)
+    except (ImportError, OSError, ValueError):
+        pass
+    for name in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        try:
+            with open(name) as fh:
+                text = fh.read().strip()
+        except OSError:
+            continue
+        if text.isdigit() and 0 < int(text) < 1 << 60:
+            sizes.append(int(text))
+    return min(sizes) if sizes else 16 << 30
+
+
+#: Largest array (bytes, from its ``.npy`` header: shape x item size) that is read into
+#: memory from an ``.npz``, ``.npy`` or gzipped file: half the memory this process may use
+#: (:func:`_memory_bytes`), since the evaluation then holds float64 copies and working arrays
+#: of the same size; a larger (or a compressed "zip bomb") array is refused before it is read.
+MAX_ARRAY_BYTES = max(1 << 28, _memory_bytes() // 2)
+_LIMIT_NAME = "calnotes.data.loaders.MAX_ARRAY_BYTES, half the memory this process may use"
+_LIMIT_ADVICE = ("evaluate a .npy file out of core, out_of_core=True (command line:"
+                 " --out-of-core), which reads it in row chunks")
+
+
+def _bytes_text(n: int) -> str:
+    """``2.40 GB``, ``3.8 MB``, ``120 bytes``: decimal units."""
+    for unit, size in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= size:
+            return f"{n / size:.3g} {unit}"
+    return f"{n} bytes"
+
+
+def _npy_header_of(fh):
+    """``(shape, dtype)`` from an open ``.npy`` stream positioned at its start, or ``None``
+    when there is no readable header (numpy's own reading then explains)."""
+    try:
+        version = np.lib.format.read_magic(fh)
+        read = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                else np.lib.format.read_array_header_2_0)
+        shape, _, dtype = read(fh)
+    except Exception:  # noqa: BLE001 - any malformed header: np.load reports it
+        return None
+    return shape, dtype
+
+
+def _array_bytes(shape, dtype) -> int:
+    count = 1
+    for dim in shape:
+        count *= int(dim)
+    return count * dtype.itemsize
+
+
+def _check_npy_size(fh, file_size: int, path, name: str, member: str | None = None,
+                    stored: int | None = None) -> None:
+    """Refuse a ``.npy`` array (a file, or a member of an ``.npz``) whose header promises more
+    bytes than ``file_size`` holds (a truncated file) or more than :data:`MAX_ARRAY_BYTES`,
+    before NumPy allocates it."""
+    header = _npy_header_of(fh)
+    if header is None:
+        return
+    shape, dtype = header
+    if dtype.hasobject:
+        return                                  # refused as Python objects when read
+    nbytes = _array_bytes(shape, dtype)
+    where = f"{path}" + ("" if member is None else f": array {member!r}")
+    described = f"shape {tuple(shape)}, {dtype}"
+    data = file_size - fh.tell()
+    if nbytes > MAX_ARRAY_BYTES:
+        packed = "" if stored is None else f"; {_bytes_text(stored)} in the file"
+        raise ValueError(f"{name}: {where} holds {_bytes_text(nbytes)} ({described}"
+                         f"{packed}), above the limit of {_bytes_text(MAX_ARRAY_BYTES)} for"
+                         f" one array read into memory ({_LIMIT_NAME}); {_LIMIT_ADVICE}")
+    if nbytes > data:
+        raise ValueError(f"{name}: {where} is truncated: its header promises {described},"
+                         f" {_bytes_text(nbytes)}, but only {_bytes_text(max(data, 0))} of data"
+                         " follow")
+
+
+def _check_npz_sizes(fh, path, name: str) -> None:
+    """Every ``.npy`` member of the ``.npz`` archive open as ``fh``, checked from the zip
+    directory and the member's ``.npy`` header (its uncompressed size, shape and dtype) before
+    any array is decompressed: a member above :data:`MAX_ARRAY_BYTES` (a "zip bomb": a few MB
+    that decompress to GBs) or promising more than it holds is refused naming it."""
+    try:
+        archive = zipfile.ZipFile(fh)
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError):
+        return                                  # np.load reports a broken archive
+    with archive:
+        for info in archive.infolist():
+            if not info.filename.endswith(".npy"):
+                continue
+            member = info.filename[:-4]
+            try:
+                with archive.open(info) as member_fh:
+                    _check_npy_size(member_fh, info.file_size, path, name, member,
+                                    info.compress_size)
+            except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError):
+                pass                            # np.load reports a broken member
+            if info.file_size > MAX_ARRAY_BYTES + (1 << 16):   # no readable header
+                raise ValueError(
+                    f"{name}: {path}: array {member!r} holds {_bytes_text(info.file_size)} once"
+                    f" decompressed ({_bytes_text(info.compress_size)} in the file), above the"
+                    f" limit of {_bytes_text(MAX_ARRAY_BYTES)} for one array read into memory"
+                    f" ({_LIMIT_NAME}); {_LIMIT_ADVICE}")
+
+
 def _load_npz(path: Path, kind: str | None, options: dict) -> Predictions:
     # The file is opened here (not by np.load) so that it is closed even when it is corrupt.
-    with open(path, "rb") as fh:
+    with open_regular(path, "predictions") as fh:
+        _check_npz_sizes(fh, path, "predictions")
+        fh.seek(0)
         try:
             archive = np.load(fh, allow_pickle=False)
         except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
@@ -940,15 +1164,22 @@ def _npz_arrays(path: Path, archive, kind: str | None):
 
 # ------------------------------------------------------------------------------ text tables
 
-def _read_text(path: Path) -> str:
+def _read_text(path: Path, what: str = "predictions") -> str:
     """The file as text: UTF-8 (with or without BOM), UTF-16 with BOM; gunzipped first if it is
-    gzip (by content, whatever the suffix).  Line ends become ``\\n``."""
-    data = path.read_bytes()
+    gzip (by content, whatever the suffix; at most :data:`MAX_ARRAY_BYTES` once
+    decompressed).  Line ends become ``\\n``."""
+    with open_regular(path, what) as fh:
+        data = fh.read()
     if data.startswith(b"\x1f\x8b"):
         try:
-            data = gzip.decompress(data)
+            with gzip.GzipFile(fileobj=io.BytesIO(data)) as unzipped:
+                data = unzipped.read(MAX_ARRAY_BYTES + 1)
         except (OSError, EOFError) as exc:
             raise ValueError(f"{path}: cannot decompress as gzip ({exc})") from None
+        if len(data) > MAX_ARRAY_BYTES:
+            raise ValueError(f"{what}: {path}: more than {_bytes_text(MAX_ARRAY_BYTES)} once"
+                             " decompressed, above the limit for a file read into memory"
+                             f" ({_LIMIT_NAME}); {_LIMIT_ADVICE}")
         if not data:
             raise ValueError(f"{path}: empty file (0 bytes once decompressed)")
     elif path.suffix.lower() == ".gz":
@@ -994,8 +1225,11 @@ class _Table:
         arrays = []
         for name, col in zip(names, columns):
             col = np.asarray(col)
+            if col.ndim == 1 and col.dtype == object:
+                _refuse_list_column(name, col)
             if col.ndim != 1:
-                raise ValueError(f"column {name!r}: expected one value per row, got shape"
+                raise ValueError(f"predictions: column {name!r}: expected one value per row,"
+                                 " got shape"
                                  f" {col.shape} (a list column? expand it into one column"
                                  " per class)")
             arrays.append(col)
@@ -1036,6 +1270,24 @@ class _Table:
         return [repr(float(v)) for v in self.numbers(j)]
 
 
+def _refuse_list_column(name, col: np.ndarray) -> None:
+    """A column whose cells are lists or arrays (Hugging Face's ``predictions`` column, a
+    polars ``List``): one value per row is needed, so it is refused with the way out."""
+    first = next((v for v in col.tolist() if v is not None), None)
+    if isinstance(first, (list, tuple, np.ndarray)) or (
+            hasattr(first, "__len__") and hasattr(first, "dtype")):
+        raise ValueError(f"predictions: column {name!r}: its cells are lists"
+                         f" ({_cell_preview(first)}): a list column? expand it into one column per class (pandas:"
+                         f" pd.DataFrame(df[{name!r}].tolist()); polars:"
+                         f" df[{name!r}].list.to_struct().struct.unnest()), or pass"
+                         f" np.stack(df[{name!r}]) as the probabilities")
+
+
+def _cell_preview(value) -> str:
+    text = " ".join(str(v) for v in list(value)[:4])
+    return f"[{text}{' ...' if len(value) > 4 else ''}]"
+
+
 def _cell_text(value) -> str:
     """A DataFrame/Arrow cell as a CSV would hold it: missing values (``None``, NaN, pandas'
     ``NA``) as an empty cell."""
@@ -1061,8 +1313,9 @@ def _csv_rows(body: str, delimiter: str, first_line: int):
 _SEPARATORS = (",", ";", "\t", "|")
 
 
-def _read_table(path: Path, delimiter, header: bool, fast: bool = True) -> _Table:
-    text = _read_text(path)
+def _read_table(path: Path, delimiter, header: bool, fast: bool = True,
+                what: str = "predictions") -> _Table:
+    text = _read_text(path, what)
     # comment and blank lines before the header
     pos, line_no, comments = 0, 1, 0
     while pos < len(text):
@@ -1426,10 +1679,10 @@ def _refuse_missing_labels(path, table: _Table, j: int, texts: list) -> None:
 def _load_labels(path: Path, classes=None) -> np.ndarray:
     """A labels file: ``.npy``, or text with one label per line or a CSV with a label column."""
     _check_file(path, "labels")
-    head = _sniff(path)
+    head = _sniff(path, "labels")
     if head.startswith(_NPY_MAGIC) or path.suffix.lower() == ".npy" or _is_pickle(head):
         return _load_npy(path, "labels")
-    table = _read_table(path, None, header=False, fast=False)
+    table = _read_table(path, None, header=False, fast=False, what="labels")
     if len(table.names) > 1:
         names = [c.strip() for c in table.rows[0]]
         found = [j for j, n in enumerate(names) if n.lower() in LABEL_COLUMNS]
@@ -1450,7 +1703,7 @@ def _load_labels(path: Path, classes=None) -> np.ndarray:
 
 
 def _load_pickle(path: Path, split: str) -> Predictions:
-    with open(path, "rb") as fh:
+    with open_regular(path, "predictions") as fh:
         try:
             obj = pickle.load(fh)  # noqa: S301 - the caller opted in with allow_pickle=True
         except Exception as exc:  # noqa: BLE001 - a malformed pickle, reported as such
