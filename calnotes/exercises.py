@@ -52,8 +52,10 @@ from typing import Callable
 import numpy as np
 import sympy as sp
 
+from ._answers import parse_expression
+
 __all__ = ["check", "labels", "describe", "note", "Verdict", "NO_CHECKER", "RTOL", "EXPR_RTOL",
-           "CHECK_LOG"]
+           "CHECKER"]
 
 #: Relative tolerance for numbers.  Rounding to ``d`` significant digits moves a number by at
 #: most ``5 * 10**-d`` of itself, so 5e-3 accepts an answer given to three significant digits
@@ -157,9 +159,8 @@ def _as_number(answer):
     if isinstance(answer, bool):
         return None
     if isinstance(answer, str):
-        try:
-            answer = sp.sympify(answer)
-        except (sp.SympifyError, SyntaxError, TypeError):
+        answer = parse_expression(answer)
+        if answer is None:
             return None
     if isinstance(answer, sp.Basic):
         if answer.free_symbols:
@@ -206,10 +207,7 @@ def _integer(name, give, expected, hint, *, mistakes=()):
         if isinstance(answer, np.ndarray) and answer.size == 1:
             answer = answer.item()
         if isinstance(answer, str):
-            try:
-                parsed = sp.sympify(answer)
-            except (sp.SympifyError, SyntaxError, TypeError):
-                parsed = None
+            parsed = parse_expression(answer)
             if isinstance(parsed, sp.Integer):
                 answer = int(parsed)
         if isinstance(answer, numbers.Integral) and not isinstance(answer, bool):
@@ -250,9 +248,8 @@ def _as_expression(answer, symbols: dict):
     if isinstance(answer, bool):
         return None
     if isinstance(answer, str):
-        try:
-            answer = sp.parse_expr(answer, local_dict=dict(symbols))
-        except Exception:          # sympy's parser raises many kinds of errors on bad input
+        answer = parse_expression(answer, symbols)
+        if answer is None:
             return None
     elif isinstance(answer, (numbers.Real, Fraction)):
         answer = sp.nsimplify(answer) if isinstance(answer, Fraction) else sp.sympify(answer)
@@ -1013,8 +1010,11 @@ def check(label: str, answer) -> Verdict:
 
     Notes
     -----
-    With the environment variable ``CALNOTES_CHECK_LOG`` set to a file name, every verdict is
-    also appended to that file as a JSON line (``calnotes check-notebook`` collects them).
+    While ``calnotes check-notebook`` runs a notebook (the environment variable
+    :data:`CHECKER` is ``1``), each call also shows the *answer*, encoded as data
+    (:mod:`calnotes._answers`), as a display output the checker reads; the checker computes
+    the verdict again itself, so nothing the notebook prints or writes can make a wrong answer
+    right.
 
     Examples
     --------
@@ -1060,22 +1060,24 @@ def check(label: str, answer) -> Verdict:
             hints[part.name] = hint
     verdict = Verdict(label, not problem and all(v is True for v in parts.values()), parts,
                       hints, problem)
-    _record(verdict)
+    _report_answer(label, answer, verdict)
     return verdict
 
 
-#: Environment variable naming a file to which :func:`check` appends every verdict as a JSON
-#: line (set by ``calnotes check-notebook`` while it runs a submission).
-CHECK_LOG = "CALNOTES_CHECK_LOG"
+#: Environment variable set to ``1`` by ``calnotes check-notebook`` in the kernels that run
+#: submissions: :func:`check` then shows each answer as a display output the checker reads.
+CHECKER = "CALNOTES_CHECKER"
 
 
-def _record(verdict: Verdict) -> None:
-    import json
+def _report_answer(label: str, answer, verdict: Verdict) -> None:
     import os
-    path = os.environ.get(CHECK_LOG)
-    if not path:
+    if os.environ.get(CHECKER) != "1":
         return
-    row = {"label": verdict.label, "status": verdict.status, "correct": verdict.correct,
-           "parts": verdict.parts, "hints": verdict.hints, "problem": verdict.problem}
-    with open(path, "a", encoding="utf-8") as fh:
-        fh.write(json.dumps(row) + "\n")
+    from . import _answers
+    try:
+        from IPython.display import display
+    except ImportError:              # pragma: no cover - the checker always runs IPython
+        return
+    display({_answers.MIME: {"label": label, "answer": _answers.encode(answer)},
+             "text/plain": f"(answer to {label} recorded for the checker: {verdict.status})"},
+            raw=True)
