@@ -7,50 +7,70 @@ that cell -- the same mechanism as ``papermill in.ipynb out.ipynb -p name value`
 
 Parameter values
     are checked against the type of the default before anything runs
-    (:func:`check_parameter`): an ``int`` default takes integers, a ``float`` default numbers
-    (an integer is converted), a ``bool`` default ``True``/``False``, a ``str`` default any
-    text (on the command line the text as typed: ``-p size 5`` is the string ``'5'``), a
-    list default a list (a single value is wrapped: ``-p bins 10`` is ``[10]``) whose elements
-    have the type of the default's elements, a tuple default a tuple of the same length.  A
-    ``None`` default takes any value.
+    (:func:`check_parameter`): an ``int`` default takes integers, a ``float`` default finite
+    numbers (an integer is converted; ``1e999``, infinity, is refused), a ``bool`` default
+    ``True``/``False``, a ``str`` default any text (on the command line the text as typed:
+    ``-p size 5`` is the string ``'5'``), a list default a list (a single value is wrapped:
+    ``-p bins 10`` is ``[10]``) whose elements have the type of the default's elements, a
+    tuple default a tuple of the same length.  A ``None`` default takes ``None`` or what its
+    name and comment declare (:func:`declared_kind`): a file name (``predictions``), a list
+    of them (a comment saying "a list of"), a folder name (``report_dir``), a count
+    (``subsample``), a positive number (``bandwidth``) or a choice (``kind``).  A long value
+    is shortened in the messages.
 Ranges
     are checked next, from the parameter's name (:func:`check_range`): ``size`` and
     ``claim_size`` are ``"smoke"`` or ``"full"``, ``dataset`` names a shipped data set,
     ``seed`` is a non-negative integer, counts (``n``, ``k``, ``m``, ``n_*``, ``k_*``, ``m_*``,
     ``sim_*``, ``*_bins``, ``bins``, ...) are positive integers (class counts at least 2),
-    ``*_fraction`` lies strictly between 0 and 1, noise levels and probabilities in [0, 1], and
-    scales (bandwidth, temperature, overconfidence) are positive; a path parameter that names
-    an input file must exist.  So a bad value fails in a second, before a kernel starts.
+    ``*_fraction`` lies strictly between 0 and 1, noise levels and probabilities in [0, 1],
+    scales (bandwidth, temperature, overconfidence, scale) are positive and biases
+    (``bias_in_sd``) non-negative.  A path parameter that names an input file must be a
+    regular file (a folder or a FIFO is refused by its type), holding JSON of the default's
+    kind where the default is a ``.json`` file; a file-name pattern (``*_files``) must keep
+    the default's ``{fields}`` and match such files; an output folder (``*_dir``) must not be
+    a file or lie in calnotes' sources.  Then the parameters together
+    (:func:`check_together`): at most as many bins as samples.  So a bad value fails in a
+    second, before a kernel starts.
 Paths
     The chapter runs in its own folder, so parameters that name files are made absolute:
     only parameters documented as paths (:func:`is_path_parameter`: ``predictions``,
-    ``labels``, names ending in ``_file``, ``_path`` or ``_dir``), and only string values (or
-    the strings of a list) that name an existing file or folder -- except ``_dir``
-    parameters, output folders, which are always made absolute.  Any other string is passed
-    as typed.
+    ``labels``, names ending in ``_file``, ``_path``, ``_files`` or ``_dir``), and only
+    string values (or the strings of a list) that name an existing file or folder -- except
+    ``_dir`` parameters, output folders, which are always made absolute.  Any other string
+    is passed as typed.
 Outputs
     A run writes ``OUT/<chapter>.ipynb``, its markdown cells rewritten as plain Jupyter
     Markdown with this run's glued numbers filled in (:mod:`calnotes.notebook_markdown`); an
-    existing one is kept unless ``force=True``.  A run
+    existing one is kept unless ``force=True``.  ``OUT`` may not lie in calnotes' sources
+    (the book's chapters, the package, the tests, the repository's root:
+    :func:`calnotes._outdir.refuse_source_folder`), even with ``force=True``.  A run
     whose cell fails writes ``OUT/<chapter>.failed.ipynb`` instead (replacing an earlier
     failed run's file) and leaves ``<chapter>.ipynb`` alone, so a rerun needs no ``force``.
+    A run holds a lock on ``OUT`` from start to end (a second run into it is refused at
+    once) and executes into a hidden partial notebook of its own, removed when the run
+    stops (also on Ctrl-C, SIGTERM or SIGHUP); one left by a killed run (``kill -9``) is
+    removed by the next run into ``OUT``.
 Kernel
     The kernel talks to papermill over IPC sockets (POSIX) rather than TCP, which also keeps
-    ipykernel's "running over TCP without encryption" warning off the terminal; on Windows
-    the default (TCP) transport is used.
+    ipykernel's "running over TCP without encryption" warning off the terminal; the sockets
+    live in a private temporary folder, so a read-only chapter folder does not matter.  On
+    Windows the default (TCP) transport is used.  A kernel is not interrupted at shutdown
+    unless it is still running a cell (:func:`_kernel_manager_class`).
 """
 
 from __future__ import annotations
 
 import ast
+import math
 import os
 import re
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = ["Chapter", "find_book_root", "list_chapters", "get_chapter", "parse_value",
-           "check_parameter", "check_range", "is_path_parameter", "run_chapter", "RunSummary",
-           "summarize_run"]
+           "check_parameter", "declared_kind", "check_range", "check_together",
+           "is_path_parameter", "run_chapter", "RunSummary", "summarize_run"]
 
 _UNSET = object()
 
@@ -209,6 +229,27 @@ def parse_value(text: str, default=_UNSET):
 _KINDS = {bool: "True or False", int: "an integer", float: "a number", str: "a string"}
 
 
+def _shown(value, limit: int = 60) -> str:
+    """``repr(value)``, shortened in the middle when long (a 5000-digit number is not echoed
+    whole).
+
+    Examples
+    --------
+    >>> _shown(12), _shown("9" * 5000)
+    ('12', "'999999999999999999999999...999999999' (5000 characters)")
+    """
+    text = repr(value)
+    if len(text) <= limit:
+        return text
+    if isinstance(value, str):
+        size = f"{len(value)} characters"
+    elif isinstance(value, int) and not isinstance(value, bool):
+        size = f"{len(text.lstrip('-'))} digits"
+    else:
+        size = f"{len(text)} characters"
+    return f"{text[:25]}...{text[-10:]} ({size})"
+
+
 def _scalar_ok(value, kind) -> bool:
     if kind is bool:
         return isinstance(value, bool)
@@ -219,17 +260,103 @@ def _scalar_ok(value, kind) -> bool:
     return isinstance(value, kind)
 
 
+def _finite(name: str, value, default) -> None:
+    """Refuse a non-finite number anywhere in ``value`` (``1e999`` parses as infinity)."""
+    items = value if isinstance(value, (list, tuple)) else [value]
+    for item in items:
+        if isinstance(item, (list, tuple)):
+            _finite(name, item, default)
+        elif isinstance(item, float) and not math.isfinite(item):
+            raise ValueError(f"-p {name}: expected a finite number, got {_shown(value)}"
+                             f" (the default is {_shown(default)})")
+
+
+def _converted(name: str, value, kind, default):
+    """``value`` (checked to be of ``kind``) as the kernel gets it: an integer for a ``float``
+    default becomes a float, which must be finite."""
+    if kind is not float:
+        return value
+    try:
+        number = float(value)
+    except OverflowError:
+        number = math.inf
+    if not math.isfinite(number):
+        like = f"like the default {default!r}" if default is not None else \
+            "or None (the default)"
+        raise ValueError(f"-p {name}: expected a finite number {like}, got {_shown(value)}")
+    return number
+
+
 def _element_kind(default):
     kinds = {type(v) for v in default}
     return kinds.pop() if len(kinds) == 1 and next(iter(kinds)) in _KINDS else None
 
 
-def check_parameter(name: str, value, default):
+def declared_kind(name: str, comment: str = ""):
+    """What a parameter whose default is ``None`` takes, from its name and its comment.
+
+    ``"folder"`` (one folder name: ``*_dir``), ``"file"`` (one file name: the other path
+    parameters, :func:`is_path_parameter`), ``"files"`` (a list of file names: a path
+    parameter whose comment says "a list of"), ``str`` (a choice: ``kind``), ``float`` (a
+    positive scale: ``bandwidth``), ``int`` (a count: ``subsample``), or ``None`` (no rule:
+    any value).  ``None`` itself is always accepted for such a parameter.
+
+    Examples
+    --------
+    >>> declared_kind("report_dir"), declared_kind("predictions", "your predictions file")
+    ('folder', 'file')
+    >>> declared_kind("predictions", "None for the suite, or a list of .npz files")
+    'files'
+    >>> declared_kind("subsample"), declared_kind("bandwidth"), declared_kind("kind")
+    (<class 'int'>, <class 'float'>, <class 'str'>)
+    """
+    if is_path_parameter(name):
+        if name.endswith("_dir"):
+            return "folder"
+        return "files" if re.search(r"\blist of\b", comment) else "file"
+    if name in _CHOICES:
+        return str
+    if name in _POSITIVE_SCALES:
+        return float
+    if _is_count(name):
+        return int
+    return None
+
+
+def _check_none_default(name: str, value, comment: str):
+    """:func:`check_parameter` for a parameter whose default is ``None``."""
+    if value is None:
+        return None
+    kind = declared_kind(name, comment)
+    if kind is None:
+        _finite(name, value, None)
+        return value
+    if kind in ("file", "folder"):
+        if not isinstance(value, str) or not value:
+            what = "the number" if _scalar_ok(value, float) else "the value"
+            raise ValueError(f"-p {name}: expected a {kind} name (text) or None (the default),"
+                             f" got {what} {_shown(value)}")
+        return value
+    if kind == "files":
+        items = list(value) if isinstance(value, (list, tuple)) else [value]
+        if not items or any(not isinstance(v, str) or not v for v in items):
+            raise ValueError(f"-p {name}: expected a list of file names or None (the"
+                             f" default), got {_shown(value)}")
+        return items
+    if not _scalar_ok(value, kind):
+        raise ValueError(f"-p {name}: expected {_KINDS[kind]} or None (the default),"
+                         f" got {_shown(value)}")
+    return _converted(name, value, kind, None)
+
+
+def check_parameter(name: str, value, default, comment: str = ""):
     """``value`` checked against the type of the parameter's ``default``; the value to inject.
 
     See the module docstring for the rules.  Returns the value, converted where the rule says
     so (an integer for a float default becomes a float, a scalar for a list default a
-    one-element list, a list for a tuple default a tuple).
+    one-element list, a list for a tuple default a tuple).  ``comment`` is the parameter's
+    comment in the chapter (it documents what a ``None`` default takes:
+    :func:`declared_kind`).
 
     Raises
     ------
@@ -245,15 +372,23 @@ def check_parameter(name: str, value, default):
     Traceback (most recent call last):
     ...
     ValueError: -p n_classes: expected an integer like the default 3, got 'abc'
+    >>> check_parameter("overconfidence", float("inf"), 2.5)
+    Traceback (most recent call last):
+    ...
+    ValueError: -p overconfidence: expected a finite number like the default 2.5, got inf
+    >>> check_parameter("subsample", 5000.5, None)
+    Traceback (most recent call last):
+    ...
+    ValueError: -p subsample: expected an integer or None (the default), got 5000.5
     """
     if default is None:
-        return value
+        return _check_none_default(name, value, comment)
     kind = type(default)
     if kind in _KINDS:
         if not _scalar_ok(value, kind):
             raise ValueError(f"-p {name}: expected {_KINDS[kind]} like the default {default!r},"
-                             f" got {value!r}")
-        return float(value) if kind is float else value
+                             f" got {_shown(value)}")
+        return _converted(name, value, kind, default)
     if kind in (list, tuple):
         if isinstance(value, (list, tuple)):
             items = list(value)
@@ -261,21 +396,24 @@ def check_parameter(name: str, value, default):
             items = [value]
         else:
             raise ValueError(f"-p {name}: expected a tuple of {len(default)} values like the"
-                             f" default {default!r}, got {value!r}")
+                             f" default {default!r}, got {_shown(value)}")
         if kind is tuple:
             if len(items) != len(default):
                 raise ValueError(f"-p {name}: expected {len(default)} values like the default"
-                                 f" {default!r}, got {value!r}")
+                                 f" {default!r}, got {_shown(value)}")
             kinds = [type(v) if type(v) in _KINDS else None for v in default]
         else:
             kinds = [_element_kind(default)] * len(items)
         out = []
         for item, item_kind in zip(items, kinds):
             if item_kind is not None and not _scalar_ok(item, item_kind):
-                raise ValueError(f"-p {name}: element {item!r} of {value!r} is not"
+                raise ValueError(f"-p {name}: element {_shown(item)} of {_shown(value)} is not"
                                  f" {_KINDS[item_kind]} like the default's {default!r}")
-            out.append(float(item) if item_kind is float else item)
+            out.append(_converted(name, item, item_kind, default) if item_kind is not None
+                       else item)
+        _finite(name, out, default)
         return tuple(out) if kind is tuple else out
+    _finite(name, value, default)
     return value
 
 
@@ -284,7 +422,11 @@ _CHOICES = {"size": ("smoke", "full"), "claim_size": ("smoke", "full"),
             "dataset": ("mnist5k", "digits"), "kind": ("logits", "probs")}
 _CLASS_COUNTS = ("k", "n_classes", "k_classes", "k_max", "sim_classes")
 _UNIT_INTERVAL = ("q_demo", "eps", "eps1", "eps2", "eps3")
-_POSITIVE_SCALES = ("bandwidth", "overconfidence", "saturation", "sim_temperature")
+_POSITIVE_SCALES = ("bandwidth", "overconfidence", "saturation", "sim_temperature", "scale")
+_NON_NEGATIVE = ("bias_in_sd",)
+#: (bins, samples): a chapter with both takes at most as many bins as samples (of the smallest
+#: sample size, for a list of them); checked by :func:`check_together`
+_AT_MOST_AS_MANY = (("n_bins", "n_samples"), ("m", "n"), ("m", "n_values"), ("m_thm", "n_thm"))
 
 
 def _is_count(name: str) -> bool:
@@ -293,12 +435,16 @@ def _is_count(name: str) -> bool:
             or name.endswith("_bins"))
 
 
-def check_range(name: str, value, root: str | Path | None = None) -> None:
+def check_range(name: str, value, root: str | Path | None = None, *,
+                default=None) -> None:
     """Raise ``ValueError`` when a (type-checked) value is outside its parameter's range.
 
     The range comes from the parameter's name (see the module docstring); a name without a
     rule takes any value of its type.  ``root`` is where path parameters may also be found
     (the book root: chapter defaults such as ``benchmarks/results.json`` are relative to it).
+    ``default`` is the chapter's default: an input file whose default is a ``.json`` file
+    must be a JSON file of the same kind, and a file-name pattern (``*_files``) must hold the
+    default's ``{fields}``.
 
     Examples
     --------
@@ -312,6 +458,11 @@ def check_range(name: str, value, root: str | Path | None = None) -> None:
     Traceback (most recent call last):
     ...
     ValueError: -p size: expected one of 'smoke', 'full', got 'huge'
+    >>> import tempfile
+    >>> check_range("predictions", tempfile.gettempdir())  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: -p predictions: ... is a folder, not a file
     """
     if value is None:
         return
@@ -319,63 +470,255 @@ def check_range(name: str, value, root: str | Path | None = None) -> None:
     if name in _CHOICES:
         if value not in _CHOICES[name]:
             choices = ", ".join(repr(c) for c in _CHOICES[name])
-            raise ValueError(f"-p {name}: expected one of {choices}, got {value!r}")
+            raise ValueError(f"-p {name}: expected one of {choices}, got {_shown(value)}")
         return
     if is_path_parameter(name):
-        if name.endswith("_dir"):
-            return
         for item in items:
             if not isinstance(item, str) or not item:
-                raise ValueError(f"-p {name}: expected a file name, got {item!r}")
-            places = [Path(item).expanduser()]
-            if root is not None and not Path(item).is_absolute():
-                places.append(Path(root) / item)
-            if not any(p.exists() for p in places):
-                raise ValueError(f"-p {name}: no such file: {item} (relative names are read"
-                                 " from the current folder)")
+                what = "folder" if name.endswith("_dir") else "file"
+                raise ValueError(f"-p {name}: expected a {what} name, got {_shown(item)}")
+            if name.endswith("_dir"):
+                _check_output_folder(name, item, root)
+            elif name.endswith("_files"):
+                _check_file_pattern(name, item, root, default)
+            else:
+                _check_input_file(name, item, _places(item, root), default, root)
         return
     numbers = [v for v in items if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    shown = _shown(value)
     if name == "seed":
         if any(not isinstance(v, int) or v < 0 for v in numbers):
-            raise ValueError(f"-p seed: expected a non-negative integer, got {value!r}")
+            raise ValueError(f"-p seed: expected a non-negative integer, got {shown}")
     elif name in _CLASS_COUNTS:
         if any(v < 2 for v in numbers):
-            raise ValueError(f"-p {name}: expected at least 2 classes, got {value!r}")
+            raise ValueError(f"-p {name}: expected at least 2 classes, got {shown}")
     elif name.endswith("_fraction"):
         if any(not 0 < v < 1 for v in numbers):
             raise ValueError(f"-p {name}: expected a share strictly between 0 and 1, "
-                             f"got {value!r}")
+                             f"got {shown}")
     elif name in _UNIT_INTERVAL:
         if any(not 0 <= v <= 1 for v in numbers):
-            raise ValueError(f"-p {name}: expected a value in [0, 1], got {value!r}")
+            raise ValueError(f"-p {name}: expected a value in [0, 1], got {shown}")
     elif name in _POSITIVE_SCALES:
         if any(not v > 0 for v in numbers):
-            raise ValueError(f"-p {name}: expected a positive number, got {value!r}")
+            raise ValueError(f"-p {name}: expected a positive number, got {shown}")
+    elif name in _NON_NEGATIVE:
+        if any(not v >= 0 for v in numbers):
+            raise ValueError(f"-p {name}: expected non-negative numbers, got {shown}")
     elif _is_count(name):
         if any(v < 1 for v in numbers):
-            shown = value if isinstance(value, (list, tuple)) else value
             raise ValueError(f"-p {name}: expected a positive integer"
-                             f"{'s' if len(items) > 1 else ''}, got {shown!r}")
+                             f"{'s' if len(items) > 1 else ''}, got {shown}")
+
+
+def check_together(values: dict, given=None) -> None:
+    """Raise ``ValueError`` when parameters that depend on each other do not fit together.
+
+    ``values`` are the chapter's parameters with the new values in place; ``given`` are the
+    names set on this run (default: all), and a rule is checked only where one of its
+    parameters was given (a chapter's defaults are its own business).  The rule: a chapter
+    with a number of bins and a sample size (``n_bins`` and ``n_samples``, ``m`` and ``n`` or
+    ``n_values``, ``m_thm`` and ``n_thm``) takes at most as many bins as samples.
+
+    Examples
+    --------
+    >>> check_together({"n_bins": 15, "n_samples": 2000})
+    >>> check_together({"n_bins": 10**8, "n_samples": 1000}, given={"n_bins"})
+    Traceback (most recent call last):
+    ...
+    ValueError: -p n_bins: 100000000 bins for 1000 samples (-p n_samples); use at most as many bins as samples
+    """
+    given = set(values) if given is None else set(given)
+    for bins, samples in _AT_MOST_AS_MANY:
+        if bins not in values or samples not in values or not {bins, samples} & given:
+            continue
+        m, n = values[bins], values[samples]
+        sizes = list(n) if isinstance(n, (list, tuple)) else [n]
+        if not isinstance(m, int) or not sizes or not all(isinstance(v, int) for v in sizes):
+            continue
+        if m > min(sizes):
+            which = f"{min(sizes)} samples" if len(sizes) == 1 else \
+                f"{min(sizes)} samples (the smallest of {_shown(n)})"
+            raise ValueError(f"-p {bins}: {_shown(m)} bins for {which} (-p {samples}); use at"
+                             " most as many bins as samples")
 
 
 def is_path_parameter(name: str) -> bool:
     """Whether a chapter parameter is documented as a path (resolved by :func:`run_chapter`).
+
+    ``predictions``, ``labels`` and names ending in ``_file`` or ``_path`` name input files,
+    ``_dir`` an output folder, ``_files`` a file-name pattern whose ``{fields}`` the chapter
+    fills in (``benchmarks/grid_t{threads}.json``).
 
     Examples
     --------
     >>> [is_path_parameter(n) for n in ("predictions", "results_file", "size", "report_dir")]
     [True, True, False, True]
     """
-    return name in ("predictions", "labels") or name.endswith(("_file", "_path", "_dir"))
+    return name in ("predictions", "labels") or name.endswith(("_file", "_path", "_dir",
+                                                               "_files"))
+
+
+def _places(item: str, root) -> list[Path]:
+    """Where an input file named ``item`` is looked for: the current folder, then ``root``."""
+    places = [Path(item).expanduser()]
+    if root is not None and not Path(item).is_absolute():
+        places.append(Path(root) / item)
+    return places
+
+
+def _file_type(path: Path) -> str | None:
+    """``None`` for a regular file (after links), else what it is ("a folder", "a FIFO")."""
+    import stat
+
+    mode = os.stat(path).st_mode
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "not a regular file"
+
+
+#: JSON inputs larger than this are not parsed up front (the chapter reads them)
+_JSON_CHECK_BYTES = 64 * 2 ** 20
+
+
+def _check_input_file(name: str, item: str, places: list[Path], default, root) -> Path:
+    """An input file parameter: it exists and is a regular file (a folder or a FIFO, which
+    would hang the chapter, is refused by type); where the default is a ``.json`` file, it
+    holds JSON of the same kind (:func:`_check_json_kind`)."""
+    found = next((p for p in places if p.exists()), None)
+    if found is None:
+        raise ValueError(f"-p {name}: no such file: {item} (relative names are read"
+                         " from the current folder)")
+    what = _file_type(found)
+    if what == "a folder":
+        raise ValueError(f"-p {name}: {item} is a folder, not a file")
+    if what is not None:
+        raise ValueError(f"-p {name}: {item} is {what}, not a regular file")
+    if isinstance(default, str) and default.endswith(".json"):
+        reference = next((p for p in _places(default, root) if p.is_file()), None)
+        _check_json_kind(name, item, found, default, reference)
+    return found
+
+
+def _check_json_kind(name: str, item: str, found: Path, default: str,
+                     reference: Path | None) -> None:
+    """``found`` holds JSON, of the kind of the default's file ``reference`` where there is
+    one: an object sharing a top-level key with it, or a list.  A file above
+    :data:`_JSON_CHECK_BYTES` is left to the chapter."""
+    import json
+
+    if found.stat().st_size > _JSON_CHECK_BYTES:
+        return
+    try:
+        data = json.loads(found.read_bytes())
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ValueError(f"-p {name}: {item} is not a JSON file ({str(exc)[:80]}); the"
+                         f" chapter reads JSON like the default {default!r}") from None
+    if reference is None:
+        return
+    try:
+        expected = json.loads(reference.read_bytes())
+    except (OSError, ValueError, UnicodeDecodeError):
+        return
+    kinds = {dict: "an object", list: "a list"}
+    if type(data) is not type(expected):
+        raise ValueError(f"-p {name}: {item} holds {kinds.get(type(data), 'a single value')},"
+                         f" where the chapter reads {kinds.get(type(expected), 'a value')}"
+                         f" like the default {default!r}")
+    if isinstance(data, dict) and expected and not set(data) & set(expected):
+        raise ValueError(f"-p {name}: {item} holds none of the keys of the default"
+                         f" {default!r} ({', '.join(sorted(expected)[:4])}, ...): another"
+                         " kind of file")
+
+
+def _pattern_fields(text: str) -> list[str]:
+    """The ``{fields}`` of a file-name pattern (``ValueError`` for a malformed one)."""
+    import string
+
+    return [field for _, field, _, _ in string.Formatter().parse(text) if field is not None]
+
+
+def _pattern_glob(text: str) -> str:
+    """A file-name pattern as a glob: each ``{field}`` any text, the rest literal."""
+    import glob
+    import string
+
+    return "".join(glob.escape(literal) + ("*" if field is not None else "")
+                   for literal, field, _, _ in string.Formatter().parse(text))
+
+
+def _pattern_matches(pattern: str, root) -> list[str]:
+    """The files a pattern matches: from the current folder, else from ``root``."""
+    import glob
+
+    wildcard = _pattern_glob(str(Path(pattern).expanduser()))
+    places = [wildcard]
+    if root is not None and not Path(pattern).expanduser().is_absolute():
+        places.append(str(Path(glob.escape(str(root))) / wildcard))
+    for place in places:
+        matches = sorted(glob.glob(place))
+        if matches:
+            return matches
+    return []
+
+
+def _check_file_pattern(name: str, item: str, root, default) -> None:
+    """A file-name pattern (``*_files``): it holds the default's ``{fields}``, and every file
+    it matches (any text in each field) is an input file as :func:`_check_input_file`
+    checks it, of the kind of the default's files; at least one file matches."""
+    try:
+        fields = _pattern_fields(item)
+    except ValueError as exc:
+        raise ValueError(f"-p {name}: {_shown(item)} is not a file-name pattern ({exc})"
+                         ) from None
+    expected = _pattern_fields(default) if isinstance(default, str) else fields
+    if sorted(set(fields)) != sorted(set(expected)):
+        wanted = " and ".join("{" + f + "}" for f in dict.fromkeys(expected)) or "no {fields}"
+        raise ValueError(f"-p {name}: expected a file-name pattern with {wanted} (filled in by"
+                         f" the chapter) like the default {default!r}, got {_shown(item)}")
+    matches = _pattern_matches(item, root)
+    if not matches:
+        raise ValueError(f"-p {name}: no file matches {item} (relative names are read from"
+                         " the current folder)")
+    references = _pattern_matches(default, root) if isinstance(default, str) else []
+    for match in matches:
+        found = _check_input_file(name, match, [Path(match)], None, None)
+        if isinstance(default, str) and default.endswith(".json"):
+            _check_json_kind(name, match, found, default,
+                             Path(references[0]) if references else None)
+
+
+def _check_output_folder(name: str, item: str, root) -> None:
+    """An output folder parameter (``*_dir``): not a file, and not in calnotes' sources."""
+    from ._outdir import refuse_source_folder
+
+    path = Path(item).expanduser()
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"-p {name}: {item} exists and is not a folder")
+    refuse_source_folder(path, f"-p {name}", root=root)
 
 
 def _resolve_paths(name: str, value):
     if not is_path_parameter(name):
         return value
     always = name.endswith("_dir")
+    pattern = name.endswith("_files")
 
     def resolve(v):
-        if isinstance(v, str) and v and (always or Path(v).expanduser().exists()):
+        if not isinstance(v, str) or not v:
+            return v
+        if pattern:
+            here = _pattern_matches(v, None)
+            return str(Path(v).expanduser().absolute()) if here else v
+        if always or Path(v).expanduser().exists():
             return str(Path(v).expanduser().resolve())
         return v
 
@@ -397,16 +740,112 @@ def _check_out_dir(out_dir: Path) -> None:
         raise PermissionError(f"--out: cannot write in {folder} (permission denied)")
 
 
-def _kernel_manager_class():
-    """A kernel manager that uses IPC sockets on POSIX (``None``: nbclient's default)."""
+#: seconds a kernel gets to end after a shutdown request before it is interrupted
+_QUIET_SHUTDOWN_S = 1.0
+#: seconds between interrupting a running cell and the shutdown request (Ctrl-C, SIGTERM)
+_INTERRUPT_SETTLE_S = 0.5
+
+
+def _bindable(folder: str) -> bool:
+    """Whether IPC sockets ``folder/kernel-1``, ``-2``, ... fit a socket path (107 bytes)."""
+    return len(os.fsencode(os.path.join(folder, "kernel-999"))) <= 107
+
+
+def _socket_folder() -> str | None:
+    """A private temporary folder for a kernel's IPC sockets: in the temporary folder, or in
+    ``/tmp`` where that path is too long for a socket; ``None`` where neither works."""
+    import shutil
+    import tempfile
+
+    for parent in (None, "/tmp"):
+        try:
+            made = tempfile.mkdtemp(prefix="calnotes-kernel-", dir=parent)
+        except OSError:
+            continue
+        if _bindable(made):
+            return made
+        shutil.rmtree(made, ignore_errors=True)
+    return None
+
+
+def _kernel_manager_class(folder: str | os.PathLike | None = None):
+    """A kernel manager that uses IPC sockets on POSIX (``None``: nbclient's default).
+
+    The sockets are created in a private temporary folder made for each kernel and removed
+    with its resources (at the latest when the interpreter exits), never in the working
+    folder: the kernel runs in the chapter's (or a submission's) folder, which may be
+    read-only.  ``folder`` puts them in that folder instead (the caller removes it).  Where
+    no temporary folder short enough for a socket path can be made (:func:`_socket_folder`),
+    the kernel talks over TCP on the loopback interface.
+
+    A kernel being shut down is not sent an interrupt (SIGINT) first, as jupyter_client
+    does, unless the class attribute ``interrupt_at_shutdown`` is set (by
+    :func:`run_chapter` when Ctrl-C or SIGTERM stops a run in a cell): after its last cell
+    the kernel ends on the shutdown request alone, and an interrupt arriving while it
+    finishes a reply printed "KeyboardInterrupt caught in kernel" after a run that went
+    well.  A kernel still running :data:`_QUIET_SHUTDOWN_S` seconds after the request is
+    interrupted then.
+
+    Examples
+    --------
+    >>> manager = _kernel_manager_class()
+    >>> km = manager(kernel_name="python3")
+    >>> km.transport, os.path.basename(os.path.dirname(km.ip)).startswith("calnotes-kernel-")
+    ('ipc', True)
+    """
     if os.name != "posix":  # pragma: no cover - IPC transport is POSIX only
         return None
-    from jupyter_client.manager import AsyncKernelManager
+    import asyncio
+    import shutil
+    import weakref
+
+    from jupyter_client.manager import AsyncKernelManager, KernelManager
 
     class IPCKernelManager(AsyncKernelManager):
+        interrupt_at_shutdown = False
+
         def __init__(self, **kwargs):
             kwargs.setdefault("transport", "ipc")
+            owned = None
+            if kwargs["transport"] == "ipc" and "ip" not in kwargs:
+                place = os.fspath(folder) if folder is not None else None
+                if place is None:
+                    place = owned = _socket_folder()
+                if place is None or not _bindable(place):
+                    kwargs["transport"] = "tcp"
+                else:
+                    kwargs["ip"] = os.path.join(place, "kernel")
             super().__init__(**kwargs)
+            self._calnotes_socket_folder = owned
+            if owned is not None:
+                weakref.finalize(self, shutil.rmtree, owned, True)
+
+        async def _async_interrupt_kernel(self):
+            if not self.shutting_down:
+                await super()._async_interrupt_kernel()
+            elif type(self).interrupt_at_shutdown:
+                await super()._async_interrupt_kernel()
+                # let the stopped cell send its reply before the shutdown request closes the
+                # kernel's sockets (else the kernel prints a zmq "non-socket" traceback)
+                await asyncio.sleep(_INTERRUPT_SETTLE_S)
+
+        async def _async_finish_shutdown(self, waittime=None, pollinterval=0.1,
+                                         restart=False):
+            if self.has_kernel and not type(self).interrupt_at_shutdown:
+                try:
+                    await asyncio.wait_for(self._async_wait(pollinterval=pollinterval),
+                                           timeout=_QUIET_SHUTDOWN_S)
+                except asyncio.TimeoutError:         # still running a cell: interrupt it
+                    await KernelManager._async_interrupt_kernel(self)
+            await super()._async_finish_shutdown(waittime=waittime,
+                                                 pollinterval=pollinterval, restart=restart)
+
+        async def _async_cleanup_resources(self, restart=False):
+            await super()._async_cleanup_resources(restart=restart)
+            if not restart and self._calnotes_socket_folder is not None:
+                shutil.rmtree(self._calnotes_socket_folder, ignore_errors=True)
+
+        cleanup_resources = _async_cleanup_resources
 
     return IPCKernelManager
 
@@ -444,6 +883,138 @@ def _register_translator(kernel: str) -> None:
     papermill_translators.register(kernel, _python_translator())
 
 
+class _OutLock:
+    """An exclusive, non-blocking lock on the output folder for a whole run (``flock`` on the
+    folder itself, so no lock file is left behind; none where the platform or file system
+    has no ``flock``).  ``held`` says whether the lock is held."""
+
+    def __init__(self, folder: Path):
+        self.folder, self.fd, self.held = folder, None, False
+
+    def __enter__(self):
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - POSIX only
+            return self
+        try:
+            self.fd = os.open(self.folder, os.O_RDONLY)
+        except OSError:
+            return self
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(self.fd)
+            self.fd = None
+            raise BlockingIOError(f"--out: another calnotes run is writing into {self.folder};"
+                                  " wait for it to finish, or choose another folder") from None
+        except OSError:                     # no flock here (some network file systems)
+            os.close(self.fd)
+            self.fd = None
+            return self
+        self.held = True
+        return self
+
+    def __exit__(self, *exc):
+        if self.fd is not None:
+            os.close(self.fd)               # releases the lock
+            self.fd = None
+        return False
+
+
+#: a run's partial notebook: ``.CHAPTER.PID-RANDOM.partial.ipynb`` (``.CHAPTER.partial.ipynb``
+#: from earlier versions)
+_PARTIAL = re.compile(r"^\.(?P<chapter>.+?)\.(?:(?P<pid>\d+)-[0-9a-f]+\.)?partial\.ipynb$")
+
+
+def _partial_name(chapter: str) -> str:
+    """A partial notebook name of its own for this run (the writer's pid in it)."""
+    import secrets
+
+    return f".{chapter}.{os.getpid()}-{secrets.token_hex(4)}.partial.ipynb"
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, OSError):
+        return True
+    return True
+
+
+def _remove_stale_partials(out_dir: Path, locked: bool) -> list[Path]:
+    """Remove partial notebooks left in ``out_dir`` by runs that were killed (``kill -9``).
+
+    With the folder's lock held no other run writes there, so every partial notebook is
+    stale; without a lock only those whose writer (the pid in the name) is gone."""
+    removed = []
+    try:
+        entries = list(os.scandir(out_dir))
+    except OSError:
+        return removed
+    for entry in entries:
+        match = _PARTIAL.match(entry.name)
+        if match is None or not entry.is_file(follow_symlinks=False):
+            continue
+        pid = match.group("pid")
+        if not locked and (pid is None or _pid_alive(int(pid))):
+            continue
+        try:
+            os.unlink(entry.path)
+            removed.append(Path(entry.path))
+        except OSError:
+            pass
+    return removed
+
+
+class _StopOnSignal:
+    """While a chapter runs, turn SIGTERM and SIGHUP (whose default ends the process at once)
+    into ``KeyboardInterrupt``, so that the run stops as on Ctrl-C: the kernel is shut down
+    and the partial notebook removed.  The process then ends by the same signal, as it would
+    have.  On each of these and on Ctrl-C (SIGINT), ``on_stop`` is called first (the kernel
+    is then interrupted as it is shut down).  Only in the main thread, and only for a signal
+    left at its default."""
+
+    def __init__(self, on_stop=None):
+        self.on_stop = on_stop
+
+    def __enter__(self):
+        import signal
+        import threading
+
+        self.saved, self.received = {}, None
+        if threading.current_thread() is threading.main_thread():
+            for name in ("SIGTERM", "SIGHUP"):
+                number = getattr(signal, name, None)
+                if number is not None and signal.getsignal(number) is signal.SIG_DFL:
+                    self.saved[number] = signal.signal(number, self._stop)
+            if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+                self.saved[signal.SIGINT] = signal.signal(signal.SIGINT, self._interrupt)
+        return self
+
+    def _interrupt(self, number, frame):
+        if self.on_stop is not None:
+            self.on_stop()
+        raise KeyboardInterrupt
+
+    def _stop(self, number, frame):
+        self.received = number
+        if self.on_stop is not None:
+            self.on_stop()
+        raise KeyboardInterrupt(f"signal {number}")
+
+    def __exit__(self, kind, exc, tb):
+        import signal
+
+        for number, handler in self.saved.items():
+            signal.signal(number, handler)
+        if self.received is not None:
+            sys.stderr.flush()
+            os.kill(os.getpid(), self.received)     # default handler again: the process ends
+        return False
+
+
 def run_chapter(name: str, parameters: dict, out_dir: str | Path, *, force: bool = False,
                 root: str | Path | None = None, kernel: str = "python3") -> Path:
     """Execute one chapter with new parameter values; return the executed notebook's path.
@@ -454,10 +1025,12 @@ def run_chapter(name: str, parameters: dict, out_dir: str | Path, *, force: bool
         Chapter short name or docname (see :func:`list_chapters`).
     parameters : dict
         New values; every name must exist in the chapter's parameters cell, and every value
-        must fit the type of its default (:func:`check_parameter`).  Path parameters are
-        made absolute (:func:`is_path_parameter`).
+        must fit the type of its default (:func:`check_parameter`), its range
+        (:func:`check_range`) and the other parameters (:func:`check_together`).  Path
+        parameters are made absolute (:func:`is_path_parameter`).
     out_dir : path
-        Folder for ``<name>.ipynb`` (created if missing).
+        Folder for ``<name>.ipynb`` (created if missing); not in calnotes' sources
+        (:func:`calnotes._outdir.refuse_source_folder`).
     force : bool
         Overwrite an existing output notebook.
 
@@ -469,15 +1042,20 @@ def run_chapter(name: str, parameters: dict, out_dir: str | Path, *, force: bool
     Raises
     ------
     ValueError
-        Unknown chapter or parameter name, or a value of the wrong type (before running).
+        Unknown chapter or parameter name, a value of the wrong type or out of range, or an
+        ``out_dir`` in calnotes' sources (before running).
     FileExistsError
         The output exists and ``force`` is false.
     NotADirectoryError, PermissionError
         ``out_dir`` is a file or cannot be written (before running).
+    BlockingIOError
+        Another run is writing into ``out_dir`` (its lock is held; before running).
     RuntimeError
         A cell of the chapter failed (the message names the cell, the error and the notebook
         up to the failure, ``out_dir/<name>.failed.ipynb``).
     """
+    from ._outdir import refuse_source_folder
+
     chapter = get_chapter(name, root)
     unknown = sorted(set(parameters) - set(chapter.parameters))
     if unknown:
@@ -485,14 +1063,17 @@ def run_chapter(name: str, parameters: dict, out_dir: str | Path, *, force: bool
             f"-p: chapter {chapter.name!r} has no parameter(s) {unknown};"
             f" its parameters are {sorted(chapter.parameters)}"
         )
-    parameters = {key: check_parameter(key, value, chapter.parameters[key][0])
+    parameters = {key: check_parameter(key, value, *chapter.parameters[key])
                   for key, value in parameters.items()}
     book_root = chapter.path.parent
     while not (book_root / "_toc.yml").is_file() and book_root != book_root.parent:
         book_root = book_root.parent
     for key, value in parameters.items():
-        check_range(key, value, book_root)
+        check_range(key, value, book_root, default=chapter.parameters[key][0])
+    check_together({**{key: value for key, (value, _) in chapter.parameters.items()},
+                    **parameters}, given=parameters)
     out_dir = Path(out_dir)
+    refuse_source_folder(out_dir, "--out", root=book_root)
     _check_out_dir(out_dir)
     target = out_dir / f"{chapter.name}.ipynb"
     failed = out_dir / f"{chapter.name}.failed.ipynb"
@@ -512,38 +1093,51 @@ def run_chapter(name: str, parameters: dict, out_dir: str | Path, *, force: bool
     except OSError as exc:
         raise type(exc)(f"--out: cannot create the folder {out_dir} ({exc.strerror or exc})"
                         ) from None
-    notebook = _read_notebook(chapter.path)
-    notebook.metadata["kernelspec"] = {"name": kernel, "display_name": "Python 3",
-                                       "language": "python"}
-    # Executed into a hidden file, renamed when done: a failed run never replaces target.
-    partial = out_dir / f".{chapter.name}.partial.ipynb"
     engine = {}
-    _register_translator(kernel)
     manager = _kernel_manager_class()
     if manager is not None:
         engine["kernel_manager_class"] = manager
-    try:
-        papermill.execute_notebook(notebook, str(partial), parameters=parameters,
-                                   kernel_name=kernel, cwd=str(chapter.path.parent),
-                                   progress_bar=False, **engine)
-    except papermill.PapermillExecutionError as exc:
-        where = "no notebook was written"
-        if partial.exists():
-            os.replace(partial, failed)
-            where = f"the notebook up to the failure is {failed}"
-        raise RuntimeError(
-            f"chapter {chapter.name!r} failed in cell {exc.exec_count}: {exc.ename}: {exc.evalue}"
-            f" ({where})") from None
-    except BaseException:
-        partial.unlink(missing_ok=True)
-        raise
-    try:
-        _plain_markdown(partial, chapter, book_root)
-    except Exception as exc:  # noqa: BLE001 - the run succeeded: keep it, as executed
-        import warnings
-        warnings.warn(f"{target}: the markdown was left as MyST ({type(exc).__name__}: {exc})",
-                      RuntimeWarning, stacklevel=2)
-    os.replace(partial, target)
+
+    def stopping():                             # Ctrl-C, SIGTERM: stop the running cell too
+        if manager is not None:
+            manager.interrupt_at_shutdown = True
+
+    with _OutLock(out_dir) as lock, _StopOnSignal(stopping):
+        if target.exists() and not force:       # written by a run that ended meanwhile
+            raise FileExistsError(f"--out: {target} exists; pass --force to overwrite it")
+        _remove_stale_partials(out_dir, locked=lock.held)
+        notebook = _read_notebook(chapter.path)
+        notebook.metadata["kernelspec"] = {"name": kernel, "display_name": "Python 3",
+                                           "language": "python"}
+        # Executed into a hidden file of this run's own, renamed when done: a failed run
+        # never replaces target.
+        partial = out_dir / _partial_name(chapter.name)
+        _register_translator(kernel)
+        try:
+            papermill.execute_notebook(notebook, str(partial), parameters=parameters,
+                                       kernel_name=kernel, cwd=str(chapter.path.parent),
+                                       progress_bar=False, **engine)
+        except papermill.PapermillExecutionError as exc:
+            where = "no notebook was written"
+            if partial.exists():
+                os.replace(partial, failed)
+                where = f"the notebook up to the failure is {failed}"
+            raise RuntimeError(
+                f"chapter {chapter.name!r} failed in cell {exc.exec_count}: {exc.ename}:"
+                f" {exc.evalue} ({where})") from None
+        except BaseException:
+            partial.unlink(missing_ok=True)
+            raise
+        try:
+            _plain_markdown(partial, chapter, book_root)
+        except Exception as exc:  # noqa: BLE001 - the run succeeded: keep it, as executed
+            import warnings
+            warnings.warn(f"{target}: the markdown was left as MyST ({type(exc).__name__}:"
+                          f" {exc})", RuntimeWarning, stacklevel=2)
+        except BaseException:
+            partial.unlink(missing_ok=True)
+            raise
+        os.replace(partial, target)
     return target
 
 
