@@ -131,8 +131,12 @@ LEGEND = (
     " was right).",
     "classwise = the mean of the k one-vs-rest measures (p_r against 1[y = r]).",
     "p-value = P(value at least this large | outcomes drawn from these predictions): exact"
-    " (upper end of a certified bracket) or, marked m, Monte Carlo; small = more miscalibration"
-    " than chance explains.",
+    " (upper end of a certified bracket) or, marked m, Monte Carlo (<=x m: no draw reached the"
+    " value, and x = 1/(draws + 1) is the smallest p-value the draws resolve); small = more"
+    " miscalibration than chance explains in that row. Many rows: even for a calibrated model"
+    " about 5% of the rows fall below 0.05 by chance, so a report of 20 rows shows some p <"
+    " 0.05 far more often than 5% of the time (about 40% of calibrated reports); for 'any"
+    " miscalibration beyond chance' read the one Holm-adjusted p-value of the header.",
     "90% interval = of E[value]: the mean of this measure over test sets of the same size from"
     " the same population (bias-corrected bootstrap: the resamples' deviations from their mean,"
     " reflected around the value; coverage measured in calnotes.coverage).",
@@ -257,6 +261,7 @@ class EvaluationReport:
             "scores": {k: _finite_or_none(v) for k, v in self.scores.items()},
             "measures": [{k: (_finite_or_none(v) if isinstance(v, float) else v)
                           for k, v in row.items()} for row in self.rows],
+            "p_value_summary": _json_ready(p_value_summary(self.rows)),
             "utility": _json_ready(self.utility),
             "notes": list(self.notes),
             "timings": {name: round(float(s), 6) for name, s in self.timings.items()},
@@ -335,6 +340,7 @@ class EvaluationReport:
             _class_columns_line(self.class_columns, self.n_classes),
             f"accuracy {self.accuracy:.4f}   mean confidence {self.mean_confidence:.4f}",
             f"mean proper losses: {losses}",
+        ] + _p_summary_line(p_value_summary(self.rows)) + [
             "",
             f"{'measure':<9} {'aggregation':<11} {'m':>{w}} {'value':>9} {'calibrated':>10}"
             f" {'ratio':>7} {'p-value':>8} {'90% interval':>21}  reference",
@@ -458,12 +464,78 @@ def _mapping_lines(mapping) -> list:
 
 def _p_text(row) -> str:
     """The p-value as printed: ``-`` when absent; ``<0.0001`` below that; an ``m`` suffix marks
-    Monte Carlo values (resolution ``1 / (draws + 1)``)."""
+    Monte Carlo values (resolution ``1 / (draws + 1)``), and ``<=`` the Monte Carlo floor
+    ``1 / (draws + 1)`` (no draw reached the value: the p-value is at most that).
+
+    Examples
+    --------
+    >>> _p_text({"p_value": 1 / 201, "p_value_method": "monte-carlo", "p_value_draws": 200})
+    '<=0.005m'
+    >>> _p_text({"p_value": 0.0398, "p_value_method": "monte-carlo", "p_value_draws": 200})
+    '0.0398m'
+    >>> _p_text({"p_value": 0.01234, "p_value_method": "exact"}), _p_text({"p_value": None})
+    ('0.0123', '-')
+    """
     p = row.get("p_value")
     if p is None:
         return "-"
-    mark = "m" if row.get("p_value_method") == "monte-carlo" else ""
-    return ("<0.0001" if p < 1e-4 else f"{p:.4f}") + mark
+    if row.get("p_value_method") == "monte-carlo":
+        draws = row.get("p_value_draws")
+        if draws and p <= 1.0 / (draws + 1) * (1 + 1e-9):
+            return f"<={p:.2g}m"
+        return f"{p:.4f}m"
+    return "<0.0001" if p < 1e-4 else f"{p:.4f}"
+
+
+def p_value_summary(rows) -> dict | None:
+    """The one p-value to read for "any miscalibration beyond chance" in a report with many
+    rows: the smallest p-value adjusted for the number of rows that carry one (Holm's
+    step-down adjustment, which for the smallest p-value is Bonferroni's, ``R p``, capped at
+    1).  A calibrated model's rows each fall below 0.05 about 5% of the time, so the smallest
+    of ``R`` rows does far more often; its adjusted value is a valid p-value for the whole
+    report whatever the dependence between the rows (they share their data).  ``None`` when
+    no row has a p-value.
+
+    Returns
+    -------
+    dict or None
+        ``rows`` (``R``), ``min_p_value``, ``row`` (measure, aggregation, ``n_bins`` of the
+        smallest), ``adjusted_min_p_value`` and ``adjustment`` (``"holm"``).
+
+    Examples
+    --------
+    >>> rows = [{"measure": "ECE", "aggregation": "confidence", "n_bins": 15, "p_value": 0.01},
+    ...         {"measure": "ECE", "aggregation": "classwise", "n_bins": 15, "p_value": 0.4},
+    ...         {"measure": "SmoothECE", "aggregation": "confidence", "n_bins": None}]
+    >>> summary = p_value_summary(rows)
+    >>> summary["rows"], summary["min_p_value"], summary["adjusted_min_p_value"]
+    (2, 0.01, 0.02)
+    """
+    carried = [row for row in rows if row.get("p_value") is not None]
+    if not carried:
+        return None
+    best = min(carried, key=lambda row: row["p_value"])
+    smallest = float(best["p_value"])
+    return {"rows": len(carried), "min_p_value": smallest,
+            "row": {key: best.get(key) for key in ("measure", "aggregation", "n_bins")},
+            "adjusted_min_p_value": min(1.0, len(carried) * smallest),
+            "adjustment": "holm"}
+
+
+def _p_summary_line(summary) -> list:
+    """The header line of :meth:`EvaluationReport.format_table` with the adjusted p-value."""
+    if summary is None:
+        return []
+    row = summary["row"]
+    where = f"{row['measure']} {row['aggregation']}" + (
+        f", m = {row['n_bins']}" if row["n_bins"] is not None else "")
+    adjusted = summary["adjusted_min_p_value"]
+    shown = "<0.0001" if adjusted < 1e-4 else f"{adjusted:.4f}"
+    smallest = summary["min_p_value"]
+    least = "<0.0001" if smallest < 1e-4 else f"{smallest:.4f}"
+    return [f"any miscalibration beyond chance: Holm-adjusted p = {shown} (the smallest of the"
+            f" {summary['rows']} rows' p-values, {least} for {where}, times {summary['rows']},"
+            " at most 1)"]
 
 
 def _ci_text(row) -> str:
@@ -1543,6 +1615,54 @@ def _uc_results(y, P, families, presorted=None) -> list:
     return _uc_families(y, P, families, chunk=chunk, workers=workers, presorted=presorted)
 
 
+#: Level of the noise bound of utility calibration (:func:`_uc_noise_level`): a perfectly
+#: calibrated model's UC exceeds the ``noise_level`` of one of its utilities with probability
+#: at most this, over all the utilities of a class together.
+UC_NOISE_ALPHA = 0.05
+
+
+def _uc_noise_level(v: np.ndarray, n_utilities: int, alpha: float = UC_NOISE_ALPHA) -> float:
+    """A level that ``UC`` of a utility with values in ``[0, 1]`` and predicted utilities
+    ``v`` exceeds with probability at most ``alpha / n_utilities`` when the model is
+    calibrated (outcomes drawn from its predictions).
+
+    Given the predictions, ``D_i = u_i - v_i`` are independent, mean zero (calibration), at
+    most 1, with variance at most ``v_i (1 - v_i)``; ``UC`` is the largest ``|sum of D_i|/n``
+    over runs of samples in the order of ``v``, at most twice ``max_j |S_j| / n`` for the
+    partial sums ``S_j`` in that order.  Freedman's (Bernstein's maximal) inequality gives
+    ``P(max_j |S_j| >= t) <= 2 exp(-t^2 / (2 (V + t/3)))`` with ``V = sum v_i (1 - v_i)``;
+    solved for ``t`` at level ``alpha / n_utilities`` (a union bound over the class's
+    utilities), the level is ``2 t / n``.  Conservative: a calibrated model's UC is typically
+    a third to a half of it.
+
+    Examples
+    --------
+    >>> v = np.full(10_000, 0.5)
+    >>> round(_uc_noise_level(v, 1), 4)      # 2 t / n, t = L/3 + sqrt(L^2/9 + 2 L V)
+    0.0274
+    """
+    n = int(v.shape[0])
+    V = float(np.sum(v * (1.0 - v)))
+    L = math.log(2.0 * n_utilities / alpha)
+    t = L / 3.0 + math.sqrt(L * L / 9.0 + 2.0 * L * V)
+    return min(1.0, 2.0 * t / n)
+
+
+def _predicted_utility(fam, index: int, P: np.ndarray) -> np.ndarray:
+    """Predicted utility ``v`` of utility ``index`` of one of the fixed families: a class
+    probability (``U_CWE``), the sum of the ``K`` largest probabilities (``U_TCE``,
+    ``U_topK``: no full sort), else :meth:`UtilityFamily.predicted`."""
+    theta = fam.params[index]
+    if fam.kind == "linear":
+        return P @ theta
+    K = int(theta.sum())
+    if fam.kind == "rank" and np.array_equal(theta, (np.arange(theta.size) < K).astype(float)):
+        if K == 1:
+            return P.max(axis=1)
+        return -np.partition(-P, K - 1, axis=1)[:, :K].sum(axis=1)
+    return fam.take(index).predicted(P)[0]
+
+
 def _worst_entries(fam, res, k: int = 5, params: bool = False) -> list:
     index = {name: i for i, name in enumerate(fam.names)}
     entries = []
@@ -1574,8 +1694,11 @@ def _utility_part(y, P, samples, delta, rng, seed, notes, presorted=None):
     classes = []
     for fam, res in zip(fixed, results[:3]):
         worst = _worst_entries(fam, res)
+        index = fam.names.index(worst[0]["utility"])
+        noise = _uc_noise_level(_predicted_utility(fam, index, P), len(fam))
         classes.append({"class": fam.label, "description": _UTILITY_DESCRIPTIONS[fam.label],
-                        "n_utilities": len(fam), **worst[0], "worst": worst})
+                        "n_utilities": len(fam), **worst[0], "noise_level": noise,
+                        "beyond_noise": bool(worst[0]["uc"] > noise), "worst": worst})
     ecdfs, sampled_entries = [], []
     for fam, res in zip(sampled, results[3:]):
         F = ecdf_from_errors(res.values, delta=delta, label=fam.label, result=res)
@@ -1619,6 +1742,18 @@ def _interval_text(entry) -> str:
     return f"[{entry['lower']:.4g}, {entry['upper']:.4g}]"
 
 
+def _noise_text(entry) -> str:
+    noise = entry.get("noise_level")
+    return "-" if noise is None else f"{noise:.4g}"
+
+
+def _direction_text(entry) -> str:
+    """The direction of a class's worst gap, printed only beyond its noise level."""
+    if entry.get("beyond_noise") is False:
+        return "within noise"
+    return entry["direction"]
+
+
 def _utility_lines(part: dict) -> list:
     """The utility calibration block of :meth:`EvaluationReport.format_table`."""
     classes = part["classes"]
@@ -1627,10 +1762,11 @@ def _utility_lines(part: dict) -> list:
     lines = ["utility calibration (binning-free, Lemma 3.4 of paper 001): the largest |mean"
              " (realized - predicted utility)| over intervals of predicted utility",
              f"{'class':<7} {'UC':>9}  {'worst utility':<{wu}}  {'on predicted in':<{wi}}"
-             f" {'mass':>6}  direction"]
+             f" {'mass':>6} {'noise 95%':>9}  direction"]
     for c in classes:
         lines.append(f"{c['class']:<7} {c['uc']:9.4g}  {c['utility']:<{wu}}"
-                     f"  {_interval_text(c):<{wi}} {c['mass']:6.3f}  {c['direction']}")
+                     f"  {_interval_text(c):<{wi}} {c['mass']:6.3f} {_noise_text(c):>9}"
+                     f"  {_direction_text(c)}")
     e = part["ecdf"]
     seed = "" if e["seed"] is None else f", seed {e['seed']}"
     lines += ["",
@@ -1643,8 +1779,11 @@ def _utility_lines(part: dict) -> list:
                      f"  {worst}")
     lines += [
         "UC = how far the realized utility is from the model's forecast of it on the worst"
-        " interval of forecasts; too optimistic = realized below forecast there, too"
-        " pessimistic = above; mass = share of the samples in that interval.",
+        " interval of forecasts; mass = share of the samples in that interval; noise 95% ="
+        " a level a perfectly calibrated model's UC exceeds with probability at most 5% (for"
+        " any utility of the class; Freedman's inequality, conservative); direction, only"
+        " for UC above it: too optimistic = realized below forecast there, too pessimistic ="
+        " above (within noise: UC is what calibration alone can give).",
         f"DKW band: +-{e['halfwidth']:.3f} at delta = {e['delta']:g}; it covers the CDF of the"
         " *estimated* errors over the sampling prior (eps_stat = 0), not that of the true UC.",
     ]
