@@ -167,7 +167,10 @@ def run(config: dict) -> dict:
             ran, result["stopped"] = _execute(nb, config)
         finally:
             os.environ.pop(exercises.CHECKER, None)  # this process only computes verdicts
-        result["failed_cells"] = sum(1 for i in ran if _error_of(nb.cells[i]))
+        failed = [i for i in ran if _error_of(nb.cells[i])]
+        result["failed_cells"] = len(failed)
+        if failed:
+            result["first_error"] = f"cell {failed[0] + 1}: {_error_of(nb.cells[failed[0]])}"
         answers = _answers(nb)
         for label, encoded in answers.items():
             result["verdicts"][label] = _verdict(label, encoded)

@@ -60,8 +60,14 @@ def _cmd_run(args) -> int:
             raise ValueError(f"-p: parameter {name!r} given twice")
         default = chapter.parameters[name][0] if name in chapter.parameters else None
         parameters[name] = _chapters.parse_value(value, default)
-    target = _chapters.run_chapter(chapter.name, parameters, args.out, force=args.force,
-                                   root=args.book)
+    try:
+        target = _chapters.run_chapter(chapter.name, parameters, args.out, force=args.force,
+                                       root=args.book)
+    except KeyboardInterrupt:
+        print(f"calnotes: run of {chapter.name} interrupted; its partial notebook was removed"
+              f" and {Path(args.out) / (chapter.name + '.ipynb')} left as it was",
+              file=sys.stderr)
+        return 130
     print(f"wrote {target}")
     print(_chapters.summarize_run(chapter.name, target, parameters, args.book).text())
     return 0
@@ -70,15 +76,18 @@ def _cmd_run(args) -> int:
 def _cmd_check_notebook(args) -> int:
     from . import coursework
 
-    if args.out is not None and Path(args.out).exists() and not Path(args.out).is_dir():
-        raise NotADirectoryError(f"--out: {args.out} exists and is not a folder")
-    results = coursework.check_submissions(args.submission, timeout=args.timeout,
-                                           kernel=args.kernel, log=print)
+    exercises = _split_list(args.exercises, False) if args.exercises else None
+    results = coursework.check_submissions(
+        args.submission, timeout=args.timeout, notebook_timeout=args.notebook_timeout,
+        kernel=args.kernel, jobs=args.jobs, memory_mb=args.memory,
+        time_budget=args.time_budget, exercises=exercises, out=args.out, force=args.force,
+        log=print)
     if args.out is not None:
-        written = coursework.write_csv(results, args.out)
-        print(f"wrote {', '.join(str(p) for p in written)}")
+        print(f"wrote {Path(args.out) / 'summary.csv'}, {Path(args.out) / 'details.csv'}")
     else:
         for r in results:
+            if r.verdict != "checked":
+                print(f"{r.student}\t{r.verdict}\t{r.reason}")
             for label, row in r.verdicts.items():
                 print(f"{r.student}\t{label}\t{row['status']}")
     return 0
@@ -201,18 +210,44 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument("-p", "--parameter", nargs=2, action="append", metavar=("NAME", "VALUE"),
                        help="set a parameter (VALUE is a Python literal or a string; checked"
                        " against the type of the chapter's default)")
-    p_run.add_argument("--out", required=True, metavar="DIR", help="output folder")
-    p_run.add_argument("--force", action="store_true", help="overwrite an existing output")
+    p_run.add_argument("--out", required=True, metavar="DIR",
+                       help="output folder (not in the book's sources, the calnotes package,"
+                       " the tests or the repository's root; one run at a time)")
+    p_run.add_argument("--force", action="store_true",
+                       help="overwrite an existing output (never a source file)")
     p_run.set_defaults(func=_cmd_run)
-    p_check = sub.add_parser("check-notebook", help="run submitted student notebooks and"
-                             " collect the exercise checks' verdicts")
+    p_check = sub.add_parser(
+        "check-notebook", help="run submitted student notebooks and compute the verdicts of"
+        " their exercise checks (runs the students' code: see the description)",
+        description="Run each submitted notebook and compute the verdicts of its check(...)"
+        " cells from the answers it gave. A submission is code: it runs with your rights, in"
+        " a private copy, in its own process with time and memory limits, and, where the"
+        " machine allows (Linux user namespaces), without network, with every file read-only"
+        " except its scratch folder and with the submissions, the output folder and the book"
+        " hidden; the first line printed says what is contained. Run exams in a container.")
     p_check.add_argument("submission", metavar="SUBMISSION", nargs="+",
                          help="a submitted .ipynb, or a folder of them (one per student: the"
-                         " file name is the student)")
+                         " file name is the student); every file in a folder gets a row")
     p_check.add_argument("--out", metavar="DIR", help="write summary.csv (student x exercise)"
-                         " and details.csv (with the hints) into DIR")
+                         " and details.csv (with the hints) into DIR, after every notebook;"
+                         " a rerun into DIR resumes (unchanged notebooks keep their rows)")
+    p_check.add_argument("--force", action="store_true",
+                         help="start DIR afresh instead of resuming an earlier check")
     p_check.add_argument("--timeout", type=int, default=120, metavar="S",
-                         help="seconds per cell before it is stopped (default 120)")
+                         help="seconds per cell before it is interrupted (default 120)")
+    p_check.add_argument("--notebook-timeout", type=int, default=900, metavar="S",
+                         help="seconds per notebook in all before it is stopped (default 900)")
+    p_check.add_argument("--time-budget", type=float, metavar="S",
+                         help="seconds for the whole batch; notebooks not started by then are"
+                         " 'not checked' (a rerun into the same --out resumes)")
+    p_check.add_argument("--jobs", type=int, metavar="N",
+                         help="notebooks run at once (default: the cores available, at most 8)")
+    p_check.add_argument("--memory", type=int, default=4096, metavar="MB",
+                         help="memory (address space) per process of a submission (default"
+                         " 4096)")
+    p_check.add_argument("--exercises", metavar="LABEL,...",
+                         help="the exercises assigned (default: those in at least half of the"
+                         " notebooks); a notebook with none of them is 'other notebook'")
     p_check.add_argument("--kernel", default="python3",
                          help="Jupyter kernel that runs the notebooks (default python3: this"
                          " Python, with calnotes)")
@@ -340,6 +375,13 @@ def main(argv=None) -> int:
         return code
     except BrokenPipeError:
         return _quiet_broken_pipe()
+    except MemoryError as exc:                   # numpy's _ArrayMemoryError names the array
+        said = f" ({exc})" if str(exc) else ""
+        advice = ("; evaluate a large .npy file with --out-of-core, which reads it in row"
+                  " chunks, or use a machine with more memory" if args.command == "evaluate"
+                  else "")
+        print(f"calnotes: error: out of memory{said}{advice}", file=sys.stderr)
+        return 2
     except (ValueError, TypeError, OSError, ImportError, RuntimeError) as exc:
         print(f"calnotes: error: {_cli_wording(str(exc))}", file=sys.stderr)
         return 2
@@ -371,7 +413,29 @@ def _cli_wording(message: str) -> str:
             return match.group(1)
         return match.group(0)
     message = _API_AND_FLAG.sub(flag, message)
+    message = _API_SETTING.sub(lambda match: _API_SETTINGS[match.group(0)], message)
+    message = _API_OPTION_FIELD.sub(lambda match: _API_OPTIONS[match.group(1)], message)
     return re.sub(r"\(command line: ([^()]*)\)", r"(\1)", message)
+
+
+#: Settings of the API that messages name without a command-line form, and their flags.
+_API_SETTINGS = {"kind='logits'": "--logits", 'kind="logits"': "--logits",
+                 "renormalize=True": "--renormalize", "force_logits=True": "--force-logits",
+                 "allow_pickle=True": "--allow-pickle", "force=True": "--force",
+                 "header=False": "--no-header", "out_of_core=True": "--out-of-core"}
+_API_SETTING = re.compile("|".join(re.escape(text) for text in _API_SETTINGS))
+#: Options of evaluate / as_predictions and the flags that set them: a message that starts
+#: with the option's name (``label_column: ...``, also after a file's ``path: ``) names the
+#: flag instead.
+_API_OPTIONS = {"label_column": "--label-column", "prob_columns": "--prob-columns",
+                "ignore_columns": "--ignore-columns", "delimiter": "--delimiter",
+                "classes": "--classes", "renormalize": "--renormalize",
+                "force_logits": "--force-logits", "allow_pickle": "--allow-pickle",
+                "split": "--split", "header": "--no-header", "kind": "--logits",
+                "n_bins": "--bins", "utility_samples": "--utility-samples", "rng": "--seed",
+                "draws": "--draws", "bootstrap": "--bootstrap", "ties": "--ties",
+                "out_of_core": "--out-of-core", "out": "--out", "force": "--force"}
+_API_OPTION_FIELD = re.compile(r"(?:^|(?<=: ))(" + "|".join(_API_OPTIONS) + r")(?=: )")
 
 
 if __name__ == "__main__":  # pragma: no cover

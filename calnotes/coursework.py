@@ -166,7 +166,7 @@ class Submission:
     student: str                 #: the path below the folder given, without ``.ipynb``
     path: Path
     verdict: str = "checked"     #: one of :data:`VERDICTS`
-    reason: str = ""             #: why, where the verdict is not "checked"
+    reason: str = ""             #: why, where not "checked"; else the first failing cell
     verdicts: dict = field(default_factory=dict)   #: label -> {"status", "hints", ...}
     failed_cells: int = 0        #: code cells that ended in an error (timeouts included)
     seconds: float = 0.0         #: time the check of this file took
@@ -508,6 +508,8 @@ class _Runner:
             sub.reason = result["error"]
         elif result.get("stopped"):
             sub.verdict, sub.reason = "stopped", result["stopped"]
+        elif result.get("first_error"):
+            sub.reason = f"first failing {str(result['first_error'])[:300]}"
 
 
 def _read_all(fd: int, chunks: list) -> None:

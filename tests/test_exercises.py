@@ -408,7 +408,8 @@ def test_check_notebook_on_a_folder_of_submissions(tmp_path, capsys):
     assert rows["carol"]["ex-001-dkw-m"] == "not answered"
     assert rows["dave"]["ex-001-dkw-m"] == "error" and rows["dave"]["failed_cells"] == "1"
     assert rows["alice"]["failed_cells"] == "0"
-    assert rows["erin"]["error"].startswith("not a readable notebook")
+    assert rows["erin"]["verdict"] == "unreadable"
+    assert rows["erin"]["reason"].startswith("not a readable notebook")
     with open(out / "details.csv", newline="") as fh:
         details = {(r["student"], r["exercise"]): r for r in csv.DictReader(fh)}
     assert "solve sqrt(ln(2/delta)" in details[("bob", "ex-001-dkw-m")]["hints"]
@@ -420,9 +421,12 @@ def test_check_notebook_on_a_folder_of_submissions(tmp_path, capsys):
 def test_check_notebook_refuses_what_is_not_a_submission(tmp_path, capsys):
     from calnotes import cli
     (tmp_path / "notes.txt").write_text("x")
+    (tmp_path / "empty").mkdir()
     for args, says in [([str(tmp_path / "missing")], "no such file or folder"),
                        ([str(tmp_path / "notes.txt")], "is not a notebook"),
-                       ([str(tmp_path)], "holds no .ipynb file")]:
+                       ([str(tmp_path / "empty")], "holds no file"),
+                       ([str(tmp_path / "notes.txt"), "--kernel", "nosuch"],
+                        "no Jupyter kernel named 'nosuch'")]:
         assert cli.main(["check-notebook", *args]) == 2
         assert says in capsys.readouterr().err
 
