@@ -487,7 +487,8 @@ def renormalize_rows(arr, tol=True, name: str = "probs"):
     if tol is True:
         tol = RENORMALIZE_TOL
     if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not 0 < tol < 1:
-        raise ValueError(f"renormalize: expected True or a tolerance in (0, 1), got {tol!r}")
+        raise ValueError(f"renormalize (command line: --renormalize): expected True or a"
+                         f" tolerance in (0, 1), got {tol!r}")
     P = np.array(arr, dtype=np.float64)
     if P.ndim != 2:
         return P, None

@@ -247,7 +247,7 @@ class Predictions:
         if force_logits and logits is None:
             raise ValueError("force_logits (command line: --force-logits): applies to logits"
                              " only, and these predictions are read as probabilities; pass"
-                             " kind='logits' with it (command line: --logits), or drop it")
+                             " kind='logits' (command line: --logits) with it, or drop it")
         notes = []
         what = "logits" if logits is not None else "probs"
         y, label_dtype = _as_array(labels, "labels", notes)
@@ -1092,7 +1092,7 @@ def _load_npz(path: Path, kind: str | None, options: dict) -> Predictions:
             raise ValueError(f"{path}: cannot read as .npz ({exc})") from None
         if not isinstance(archive, np.lib.npyio.NpzFile):
             raise ValueError(f"{path}: a single .npy array, not an .npz archive; pass it with"
-                             " its labels file (labels=..., command line: --labels FILE)")
+                             " its labels file, labels=... (command line: --labels FILE)")
         with archive:
             found, arrays, notes = _npz_arrays(path, archive, kind)
     return _build(path, arrays["labels"], arrays[found], found, options, notes)
@@ -1277,8 +1277,8 @@ def _refuse_list_column(name, col: np.ndarray) -> None:
     if isinstance(first, (list, tuple, np.ndarray)) or (
             hasattr(first, "__len__") and hasattr(first, "dtype")):
         raise ValueError(f"predictions: column {name!r}: its cells are lists"
-                         f" ({_cell_preview(first)}): a list column? expand it into one column per class (pandas:"
-                         f" pd.DataFrame(df[{name!r}].tolist()); polars:"
+                         f" ({_cell_preview(first)}): a list column? expand it into one"
+                         f" column per class (pandas: pd.DataFrame(df[{name!r}].tolist()); polars:"
                          f" df[{name!r}].list.to_struct().struct.unnest()), or pass"
                          f" np.stack(df[{name!r}]) as the probabilities")
 
@@ -1592,7 +1592,7 @@ def _from_table(path, table: _Table, kind: str, labels, csv_options: dict,
                 f"{path}: expected exactly one label column named one of {list(LABEL_COLUMNS)}"
                 f" in the header, found {[names[j] for j in found] or 'none'} in {names};"
                 " name it with label_column=... (command line: --label-column NAME), or pass"
-                " the labels in a separate file (labels=..., command line: --labels FILE)")
+                " the labels in a separate file, labels=... (command line: --labels FILE)")
         label_col = found[0]
     else:
         label_col = None
@@ -1875,17 +1875,20 @@ def load_predictions(path, *, labels=None, kind: str | None = None, allow_pickle
         if not allow_pickle:
             _refuse_pickle(path)
         if kind not in (None, "logits") or labels is not None:
+            given = ("labels (command line: --labels)" if labels is not None
+                     else f"kind={kind!r}")
             raise ValueError(f"{path}: a NN_calibration pickle holds its own logits and labels;"
-                             " do not pass labels or kind='probs'")
+                             f" do not pass {given}")
         return _load_pickle(path, split)
     if suffix == ".npz" or head.startswith(_ZIP_MAGIC):
         if labels is not None:
-            raise ValueError(f"{path}: an .npz holds its own labels; do not pass labels")
+            raise ValueError(f"{path}: an .npz holds its own labels; do not pass labels"
+                             " (command line: --labels)")
         return _load_npz(path, kind, options)
     if suffix == ".npy" or head.startswith(_NPY_MAGIC):
         if labels is None:
             raise ValueError(f"{path}: a .npy file holds only the predictions; pass the labels"
-                             " file too (labels=..., command line: --labels FILE)")
+                             " file too, labels=... (command line: --labels FILE)")
         matrix = _load_npy(path, "predictions")
         if isinstance(labels, (str, os.PathLike)):
             y = _load_labels(Path(labels), classes)
@@ -1896,7 +1899,8 @@ def load_predictions(path, *, labels=None, kind: str | None = None, allow_pickle
         return _read_csv(path, kind or "probs", labels, csv_options, options)
     raise ValueError(f"{path}: unknown format {suffix or '(no suffix)'!r}; expected .npz, .npy"
                      " (with labels), .csv/.tsv/.txt (or gzipped), .parquet or .feather (with"
-                     " pyarrow installed), or a pickle with allow_pickle=True")
+                     " pyarrow installed), or a pickle with allow_pickle=True (command line:"
+                     " --allow-pickle)")
 
 
 def save_predictions(path, labels, *, probs=None, logits=None, force: bool = False) -> Path:
