@@ -280,10 +280,18 @@ def as_array(x, name: str = "array", *, notes: list | None = None) -> np.ndarray
     * GPU arrays (a torch tensor with ``is_cuda``, a CuPy array) are copied to host memory
       (``.cpu()`` / ``.get()``) with a :class:`HostCopyWarning`, or a note appended to
       ``notes`` when a list is given; a torch tensor that requires grad is detached;
-    * bfloat16 (torch, JAX), which NumPy has no type for, is widened to float64 (with a note
-      when ``notes`` is given); float16 stays float16 here and is widened by the checks,
-      whose tolerances follow the dtype (float16 or bfloat16 rows off by more than float64's
-      tolerance are renormalized by :func:`calnotes.evaluate`, with a note).
+    * bfloat16 (torch, JAX, and a NumPy array of ml_dtypes' bfloat16, what ``np.asarray`` of
+      a JAX array gives), which NumPy has no type of its own for, is widened to float64 (with
+      a note when ``notes`` is given) whatever the door; float16 stays float16 here and is
+      widened by the checks, whose tolerances follow the dtype (float16 or bfloat16 rows off
+      by more than float64's tolerance are renormalized by :func:`calnotes.evaluate`, with a
+      note; labels in either hold whole numbers exactly only up to 256 / 2048, and larger
+      ones are refused by the label checks);
+    * a NumPy masked array is refused if any entry is masked (NumPy honours a mask in some
+      operations and reads the data beneath it in others, so the numbers would mix both);
+      one with no masked entry is read as its data;
+    * complex numbers are refused (never cast with a ``ComplexWarning`` that drops the
+      imaginary part).
 
     No library is imported: each is recognised by the methods it has.  Anything else is a
     :class:`TypeError` naming the argument.

@@ -14,10 +14,16 @@ Input forms
       ``.npy`` pair, CSV in every dialect, Parquet/Feather, a NN_calibration pickle with
       ``allow_pickle=True``), hashed when it is loaded (``Predictions.input_sha256``,
       ``labels_sha256``: the bytes that were read; a file that changes while it is read is
-      refused);
+      refused); a path that is not a regular file (a FIFO, a pipe, a device, a socket) is
+      refused before anything reads it, and an array larger than
+      :data:`calnotes.data.loaders.MAX_ARRAY_BYTES` before it is allocated;
+    * a Dask DataFrame (computed, then read like a pandas one; a polars LazyFrame is refused
+      with the advice to ``.collect()`` it);
     * NumPy arrays and every array-like (:func:`calnotes._validate.as_array`): lists, pandas
       and polars Series, torch / JAX / CuPy arrays through ``__array__`` or ``__dlpack__``
-      (a GPU tensor is copied to the host, bfloat16 widened, each with a note);
+      (a GPU tensor is copied to the host, bfloat16 widened, each with a note); one rule for
+      every array argument: a masked array with a masked entry and complex numbers are
+      refused naming the argument; rows are matched by position, never by an index;
     * pandas and polars DataFrames, read as a CSV with its header
       (:meth:`calnotes.data.Predictions.from_frame`: the label column, the class columns,
       string labels, skipped id and index columns);

@@ -89,6 +89,13 @@ Checks (see :mod:`calnotes._validate`)
 Every other file is read with ``allow_pickle=False``.  The file's content decides the format
 check: a pickle (any protocol) renamed to ``.npz`` is still refused as a pickle.
 
+Only regular files are read (:func:`check_regular_file`, :func:`open_regular`): a FIFO, a pipe
+(``<(...)``), a device such as ``/dev/zero`` (or a link to one) or a socket is refused naming
+the argument before anything reads it.  An array is refused before it is allocated when its
+``.npy`` header (of a ``.npy`` file or of an ``.npz`` member, read with the zip directory
+without decompressing the data) promises more than :data:`MAX_ARRAY_BYTES` or more than the
+file holds; a gzipped text file is decompressed up to the same limit.
+
 Used by :func:`calnotes.evaluate` and the chapter "Evaluate your own model".
 """
 
