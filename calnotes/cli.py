@@ -76,12 +76,26 @@ def _cmd_run(args) -> int:
 def _cmd_check_notebook(args) -> int:
     from . import coursework
 
+    import signal
+
+    def stop(signum, frame):
+        raise KeyboardInterrupt
+
     exercises = _split_list(args.exercises, False) if args.exercises else None
-    results = coursework.check_submissions(
-        args.submission, timeout=args.timeout, notebook_timeout=args.notebook_timeout,
-        kernel=args.kernel, jobs=args.jobs, memory_mb=args.memory,
-        time_budget=args.time_budget, exercises=exercises, out=args.out, force=args.force,
-        log=print)
+    previous = signal.signal(signal.SIGTERM, stop)   # stopped like Ctrl-C: rows kept
+    try:
+        results = coursework.check_submissions(
+            args.submission, timeout=args.timeout, notebook_timeout=args.notebook_timeout,
+            kernel=args.kernel, jobs=args.jobs, memory_mb=args.memory,
+            time_budget=args.time_budget, exercises=exercises, out=args.out,
+            force=args.force, log=lambda line: print(line, flush=True))
+    except KeyboardInterrupt:
+        kept = (f"; the rows checked so far are in {Path(args.out) / 'summary.csv'} (a rerun"
+                " into the same --out resumes)" if args.out is not None else "")
+        print(f"calnotes: check-notebook interrupted{kept}", file=sys.stderr)
+        return 130
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     if args.out is not None:
         print(f"wrote {Path(args.out) / 'summary.csv'}, {Path(args.out) / 'details.csv'}")
     else:

@@ -304,3 +304,47 @@ def test_rows_not_reached_within_the_time_budget_are_written_as_not_checked(tmp_
     mine = [p for p in Path(tempfile.gettempdir()).glob("calnotes-check-*/pid")
             if p.read_text() == str(os.getpid())]
     assert mine == []                               # the private root is removed
+
+
+def test_a_notebook_of_another_exercise_is_named_and_not_run(tmp_path):
+    nb = nbformat.v4.new_notebook(cells=exercise_cells("ex-qece-by-hand"))
+    nbformat.write(nb, tmp_path / "other.ipynb")
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1")]),
+                   tmp_path / "blank.ipynb")
+    results = {r.student: r for r in coursework.check_submissions(
+        [tmp_path], exercises=["ex-001-dkw-m"], contain=False)}
+    assert results["other"].verdict == "other notebook"
+    assert "ex-qece-by-hand" in results["other"].reason
+    assert "ex-001-dkw-m" in results["other"].reason
+    assert results["blank"].verdict == "no check cells"
+    assert all(not r.verdicts and r.seconds == 0 for r in results.values())   # none ran
+
+
+def test_a_stopped_check_keeps_its_rows_and_leaves_nothing_behind(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import tempfile
+    import time
+    (tmp_path / "class").mkdir()
+    for name in ("a", "b", "c"):
+        _notebook(tmp_path / "class" / f"{name}.ipynb", *RIGHT)
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-c", "import sys; from calnotes.cli import main; sys.exit(main())",
+                             "check-notebook", str(tmp_path / "class"),
+                             "--out", str(out), "--jobs", "1"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        if (out / "summary.csv").exists() and "checked,1" in (out / "summary.csv").read_text():
+            break
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "interrupted" in err
+    verdicts = sorted(row["verdict"] for row in _rows(out).values())
+    assert verdicts[0] == "checked" and set(verdicts[1:]) <= {"checked", "not checked"}
+    assert "not checked" in verdicts
+    roots = [p for p in Path(tempfile.gettempdir()).glob("calnotes-check-*/pid")
+             if p.read_text() == str(proc.pid)]
+    assert roots == []
