@@ -618,8 +618,9 @@ def _kernel_path(kernel: str) -> str:
 
 def _hidden_paths(paths, out) -> tuple:
     """The folders (or files) the students' code must not see: each submissions folder (or
-    each submitted file), the output folder and the book's sources, except a folder that holds
-    what the check itself needs (this Python, calnotes, the temporary folder)."""
+    each submitted file), the output folder and the book's checkout (its sources, solutions,
+    build and history), except what the check itself needs (this Python, calnotes, the
+    temporary folder)."""
     import calnotes
     needed = [sys.prefix, os.path.dirname(os.path.abspath(calnotes.__file__)),
               tempfile.gettempdir(), sys.executable]
@@ -634,11 +635,15 @@ def _hidden_paths(paths, out) -> tuple:
                          and not p.is_symlink() and p.name.casefold().endswith(".ipynb")]
             continue
         hide.append(path)
-    try:
+    try:                        # the book's checkout, but for the library and its Python
         book = os.path.realpath(find_book_root())
-        if not any(_under(n, book) for n in needed):
+        if any(_under(n, book) for n in needed):
+            hide += [os.path.join(book, name) for name in sorted(os.listdir(book))
+                     if not any(_under(n, os.path.join(book, name)) for n in needed)
+                     and not name.endswith((".egg-info", ".dist-info"))]
+        else:
             hide.append(book)
-    except (FileNotFoundError, ValueError):
+    except (FileNotFoundError, ValueError, OSError):
         pass
     return tuple(dict.fromkeys(hide))
 

@@ -186,17 +186,21 @@ def test_a_typed_expression_reads_as_sympy_reads_it():
 
 
 def _escape(victim):
-    """A cell that tries to rewrite another student's notebook by its absolute path and to
-    reach the network; ``M`` is the right answer only if both fail, so the verdict shows
-    whether the submission was contained."""
-    return (f"import socket\ntry:\n    text = open({str(victim)!r}).read()\n"
+    """A cell that tries to rewrite another student's notebook by its absolute path, to read
+    the book's solutions and to reach the network; ``M`` is the right answer only if all
+    three fail, so the verdict shows whether the submission was contained."""
+    return ("import pathlib, calnotes\n"
+            "book = pathlib.Path(calnotes.__file__).parents[1] / 'book' / 'utility'\n"
+            "try:\n    solved = 'ex-001-dkw-m' in (book / 'bounds.md').read_text()\n"
+            "except OSError:\n    solved = False\n"
+            f"import socket\ntry:\n    text = open({str(victim)!r}).read()\n"
             f"    open({str(victim)!r}, 'w').write(text.replace('4612', '1'))\n"
             "    wrote = True\n"
             "except Exception:\n    wrote = False\n"
             "try:\n    socket.create_connection(('10.255.255.1', 9), timeout=2)\n"
             "    net = True\nexcept OSError as e:\n"
             "    net = 'unreachable' not in str(e).lower() and e.errno not in (101, 99)\n"
-            "M = 1 if (wrote or net) else 4612")
+            "M = 1 if (wrote or net or solved) else 4612")
 
 
 # ------------------------------------------------------------------ a class, with kernels
