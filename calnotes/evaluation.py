@@ -52,7 +52,9 @@ Utility calibration (``report.utility``)
     :func:`calnotes.utility.utility_calibration`).  Each class reports its largest error, the
     utility and the interval it comes from, the interval's share of the samples (``mass``),
     and the direction: *too optimistic* (realized utility below the forecast there,
-    ``sign = -1``) or *too pessimistic* (above, ``sign = +1``).  The eCDF of the errors of
+    ``sign = -1``) or *too pessimistic* (above, ``sign = +1``), printed only when the error
+    is above its ``noise_level``, a level a calibrated model's error exceeds with probability
+    at most 5% (:func:`_uc_noise_level`; "within noise" otherwise).  The eCDF of the errors of
     ``M`` sampled utilities has the DKW band ``+-sqrt(ln(2/delta) / (2M))`` with
     ``eps_stat = 0``: it covers, with probability ``1 - delta`` over the draw of the
     utilities, the CDF of the *estimated* errors on these samples over the sampling prior, not
@@ -195,7 +197,9 @@ class EvaluationReport:
         Utility calibration (``None`` when ``utility=False``), JSON-ready: ``classes``, one
         entry per class ``U_TCE``, ``U_CWE``, ``U_topK`` with ``uc`` (the class's largest
         error), the worst ``utility``, its interval ``lower``, ``upper`` of predicted utility,
-        ``mass``, ``sign`` and ``direction``, and ``worst`` (its five largest errors); ``ecdf``:
+        ``mass``, ``sign`` and ``direction``, ``noise_level`` (what a calibrated model's
+        ``uc`` exceeds with probability at most :data:`UC_NOISE_ALPHA`) and ``beyond_noise``,
+        and ``worst`` (its five largest errors); ``ecdf``:
         ``n_utilities``, ``seed``, ``delta``, ``halfwidth``, ``eps_stat`` and per sampled class
         (``U_lin``, ``U_rank``) the sorted ``errors``, ``median``, ``q90``, ``max`` and the
         five ``worst`` utilities with their parameters (payoffs ``a`` or valuations
@@ -218,6 +222,10 @@ class EvaluationReport:
         Parquet/Feather file's column names; :attr:`calnotes.data.Predictions.class_columns`);
         ``None`` for arrays and ``.npz`` files, whose classes are the matrix's columns in order.
         Always printed in a header line of :meth:`format_table` and saved in JSON.
+    p_value_summary : dict or None
+        Read-only, from :attr:`rows` (:func:`p_value_summary`): the Holm-adjusted smallest
+        p-value of the report, printed in the header of :meth:`format_table` and saved in
+        JSON: the one p-value to read for "any miscalibration beyond chance".
     timings : dict
         Seconds each part took (:data:`TIMED_PARTS`: ``loading``, ``scores``,
         ``binned_rows``, ``smooth_ece``, ``utility``, ``writing``, ``total``); the parts do not
@@ -243,6 +251,11 @@ class EvaluationReport:
     class_columns: list | None = None
     timings: dict = field(default_factory=dict)
 
+    @property
+    def p_value_summary(self) -> dict | None:
+        """:func:`p_value_summary` of the rows (``None`` without p-values)."""
+        return p_value_summary(self.rows)
+
     def to_dict(self) -> dict:
         """JSON-ready dictionary (non-finite numbers become ``None``, explained in ``notes``)."""
         return {
@@ -261,7 +274,7 @@ class EvaluationReport:
             "scores": {k: _finite_or_none(v) for k, v in self.scores.items()},
             "measures": [{k: (_finite_or_none(v) if isinstance(v, float) else v)
                           for k, v in row.items()} for row in self.rows],
-            "p_value_summary": _json_ready(p_value_summary(self.rows)),
+            "p_value_summary": _json_ready(self.p_value_summary),
             "utility": _json_ready(self.utility),
             "notes": list(self.notes),
             "timings": {name: round(float(s), 6) for name, s in self.timings.items()},
@@ -340,7 +353,7 @@ class EvaluationReport:
             _class_columns_line(self.class_columns, self.n_classes),
             f"accuracy {self.accuracy:.4f}   mean confidence {self.mean_confidence:.4f}",
             f"mean proper losses: {losses}",
-        ] + _p_summary_line(p_value_summary(self.rows)) + [
+        ] + _p_summary_line(self.p_value_summary) + [
             "",
             f"{'measure':<9} {'aggregation':<11} {'m':>{w}} {'value':>9} {'calibrated':>10}"
             f" {'ratio':>7} {'p-value':>8} {'90% interval':>21}  reference",

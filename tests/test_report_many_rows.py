@@ -51,6 +51,7 @@ def overconfident_report():
 def test_adjusted_p_value_of_a_calibrated_report(calibrated_report):
     rows = [r for r in calibrated_report.rows if r.get("p_value") is not None]
     summary = calibrated_report.to_dict()["p_value_summary"]
+    assert summary == calibrated_report.p_value_summary
     smallest = min(r["p_value"] for r in rows)
     assert summary["rows"] == len(rows) >= 12
     assert summary["min_p_value"] == smallest
