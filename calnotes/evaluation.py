@@ -512,8 +512,9 @@ def p_value_summary(rows) -> dict | None:
     Returns
     -------
     dict or None
-        ``rows`` (``R``), ``min_p_value``, ``row`` (measure, aggregation, ``n_bins`` of the
-        smallest), ``adjusted_min_p_value`` and ``adjustment`` (``"holm"``).
+        ``rows`` (``R``), ``min_p_value``, ``row`` (measure, aggregation, ``n_bins`` and
+        ``p_value_method`` of the smallest), ``adjusted_min_p_value`` and ``adjustment``
+        (``"holm"``).
 
     Examples
     --------
@@ -530,7 +531,9 @@ def p_value_summary(rows) -> dict | None:
     best = min(carried, key=lambda row: row["p_value"])
     smallest = float(best["p_value"])
     return {"rows": len(carried), "min_p_value": smallest,
-            "row": {key: best.get(key) for key in ("measure", "aggregation", "n_bins")},
+            "row": {key: best.get(key) for key in ("measure", "aggregation", "n_bins",
+                                                   "p_value_method", "p_value_draws")
+                    if key in best},
             "adjusted_min_p_value": min(1.0, len(carried) * smallest),
             "adjustment": "holm"}
 
@@ -541,11 +544,12 @@ def _p_summary_line(summary) -> list:
         return []
     row = summary["row"]
     where = f"{row['measure']} {row['aggregation']}" + (
-        f", m = {row['n_bins']}" if row["n_bins"] is not None else "")
+        f", m = {row['n_bins']}" if row.get("n_bins") is not None else "")
     adjusted = summary["adjusted_min_p_value"]
     shown = "<0.0001" if adjusted < 1e-4 else f"{adjusted:.4f}"
-    smallest = summary["min_p_value"]
-    least = "<0.0001" if smallest < 1e-4 else f"{smallest:.4f}"
+    least = _p_text({**row, "p_value": summary["min_p_value"]})
+    if least.endswith("m"):
+        least = least[:-1] + " (Monte Carlo)"
     return [f"any miscalibration beyond chance: Holm-adjusted p = {shown} (the smallest of the"
             f" {summary['rows']} rows' p-values, {least} for {where}, times {summary['rows']},"
             " at most 1)"]
