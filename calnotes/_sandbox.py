@@ -143,9 +143,11 @@ def _namespaces(libc, config: dict, achieved: list) -> None:
             hidden.append(path)
         except OSError:
             pass
-    if hidden:
-        achieved.append(f"{len(hidden)} of {len(config.get('hide', []))} submission, output"
-                        " and book folders hidden")
+    wanted = config.get("hide", [])
+    if wanted:
+        achieved.append("the submissions, the output folder and the book's checkout hidden"
+                        + ("" if len(hidden) == len(wanted) else
+                           f" ({len(wanted) - len(hidden)} of {len(wanted)} paths not hidden)"))
 
 
 def enter(config: dict) -> list:

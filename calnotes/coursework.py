@@ -502,7 +502,6 @@ class _Runner:
             return
         sub.verdicts = verdicts
         sub.failed_cells = int(result.get("failed_cells", 0))
-        self.contained = result.get("contained", [])
         if result.get("error"):
             sub.verdict = "not run"
             sub.reason = result["error"]
@@ -554,7 +553,7 @@ def _stale_roots() -> None:
             continue
 
 
-def containment(contain: bool = True, memory_mb: int = 4096) -> list:
+def containment(contain: bool = True, memory_mb: int = 4096, hide=()) -> list:
     """What the checker's process per submission achieves on this machine (phrases), found by
     starting one with nothing to run.
 
@@ -576,7 +575,7 @@ def containment(contain: bool = True, memory_mb: int = 4096) -> list:
                 "os.write(config['result_fd'], json.dumps(achieved).encode())\n")
         config = {"sandbox": str(Path(__file__).with_name("_sandbox.py")),
                   "memory_mb": memory_mb, "contain": contain, "scratch": str(root),
-                  "empty": str(root / "empty"), "hide": [], "result_fd": write,
+                  "empty": str(root / "empty"), "hide": list(hide), "result_fd": write,
                   "close_in_parent": [write]}
         proc = subprocess.Popen([sys.executable, "-c", code, json.dumps(config)],
                                 pass_fds=(write,), stdin=subprocess.DEVNULL,
@@ -775,7 +774,7 @@ def _run_batch(found, options, jobs, time_budget, exercises, state, log) -> list
     if log and todo:
         from ._sandbox import NOT_CONTAINED
         log("each notebook runs as code with your rights; contained: "
-            + "; ".join(containment(options.contain, options.memory_mb))
+            + "; ".join(containment(options.contain, options.memory_mb, options.hide))
             + ". Not contained: " + "; ".join(NOT_CONTAINED) + ".")
     if log:
         reused = sum(1 for s in found if getattr(s, "reused", False))
