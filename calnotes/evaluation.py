@@ -589,7 +589,8 @@ def _plural(items: list, one: str, many: str) -> str:
 def check_out(out, *, force: bool = False, figure: bool = True) -> Path:
     """Check an output folder for :meth:`EvaluationReport.write` before anything is computed.
 
-    Refuses (nothing is created): ``out`` that exists and is not a folder, or lies below a
+    Refuses (nothing is created): ``out`` inside the book's or the library's sources
+    (:func:`calnotes._outdir.refuse_source_folder`); ``out`` that exists and is not a folder, or lies below a
     file; ``out`` (or a folder above it) that is a symbolic link to nothing; any existing
     report file of :data:`REPORT_FILES` unless ``force=True`` (also the figures a report
     without figures would not write: with ``force=True`` they are removed); a report file
@@ -615,6 +616,8 @@ def check_out(out, *, force: bool = False, figure: bool = True) -> Path:
         raise TypeError(f"out (command line: --out): expected a folder path, got"
                         f" {type(out).__name__}")
     out = Path(out)
+    from ._outdir import refuse_source_folder
+    refuse_source_folder(out)                    # never a report inside the sources
     if out.exists() and not out.is_dir():
         raise NotADirectoryError(f"out (command line: --out): {out} exists and is not a folder")
     # every report file counts, also one this run would not write (the figures of an earlier

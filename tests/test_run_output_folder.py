@@ -115,3 +115,19 @@ def test_report_dir_in_the_sources_is_refused(no_kernel, capsys, tmp_path, monke
     assert "-p report_dir: " in err and "the book's sources" in err
     assert not (ROOT / "book" / "practice" / "report").exists()
     assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("command", ["evaluate", "check-notebook"])
+def test_evaluate_and_check_notebook_refuse_an_out_folder_in_the_sources(command, tmp_path,
+                                                                         capsys):
+    """The same rule for every command that writes: nothing is computed or created."""
+    given = tmp_path / "tiny.csv"
+    given.write_text("label,p0,p1\n0,0.8,0.2\n1,0.3,0.7\n")
+    if command == "check-notebook":
+        given = tmp_path / "class"
+        given.mkdir()
+        (given / "a.ipynb").write_text("{}")
+    target = ROOT / "book" / "appendix" / "report-here"
+    assert cli.main([command, str(given), "--out", str(target), "--force"]) == 2
+    assert "the book's sources" in capsys.readouterr().err
+    assert not target.exists()
