@@ -596,9 +596,11 @@ def reuse_execution(executed: Path = TEACHER_EXECUTED, log=print) -> tuple:
     The teacher edition (``make book``) executed every page; the student edition is the same
     pages less the solution cells, which :func:`leftovers` has shown the rest does not need.
     For each page whose executed notebook in ``executed`` is newer than the page's source, the
-    library (``calnotes/``) and ``_config.yml``, and holds every student code cell, the student source is written as a notebook with those
-    outputs (and the values it glued) and ``execution_mode: off``, so the student build does
-    not run it again. A page without such a run is executed by the student build as before.
+    library (``calnotes/``) and ``_config.yml``, and holds every student code cell, the
+    student source is written as a notebook with those outputs (and the values it glued) and
+    ``execution_mode: off`` added to the page's own ``mystnb`` settings (a page's
+    ``render_markdown_format: myst`` is kept), so the student build does not run it again. A
+    page without such a run is executed by the student build as before.
     Returns ``(reused, executed_again)``: lists of docnames.
     """
     import nbformat
@@ -648,7 +650,9 @@ def reuse_execution(executed: Path = TEACHER_EXECUTED, log=print) -> tuple:
                 "data": {prefix + mime: data for mime, data in output.get("data", {}).items()},
             }))
         code[0].outputs = list(code[0].outputs) + extra
-        nb.metadata["mystnb"] = {"execution_mode": "off"}
+        # merged, not replaced: a page's own myst-nb settings (render_markdown_format: myst,
+        # which renders its Markdown(...) outputs' tables, math and roles) must survive
+        nb.metadata["mystnb"] = {**nb.metadata.get("mystnb", {}), "execution_mode": "off"}
         nb.metadata.setdefault("kernelspec", dict(KERNEL))
         nbformat.write(nb, ipynb)
         if source == md:

@@ -241,3 +241,37 @@ def test_reused_outputs_are_matched_to_the_student_cells_by_source():
     assert [c.outputs[0].text for c in matched] == ["0", "2"]
     assert course._matched_outputs(["a = 1", "c = 3"], ran) is None
     assert course._matched_outputs(["b = a", "a = 1"], ran) is None        # order matters
+
+
+def test_a_reused_page_keeps_its_own_mystnb_settings(tmp_path, monkeypatch):
+    """Reader findings 4, N1: make course reused the teacher run of *Do the papers hold?* and
+    *Errata* but replaced their ``mystnb: {render_markdown_format: myst}`` by
+    ``{execution_mode: off}``, so their Markdown(...) outputs (tables, $math$, roles) printed as
+    raw text. The reused notebook keeps the page's settings and adds execution_mode."""
+    import os
+
+    course = _course()
+    root, src, executed = tmp_path / "repo", tmp_path / "src", tmp_path / "executed"
+    page = "\n".join([
+        "---", "jupytext:", "  text_representation:", "    extension: .md",
+        "    format_name: myst", "kernelspec:", "  display_name: Python 3",
+        "  language: python", "  name: python3", "mystnb:", "  render_markdown_format: myst",
+        "---", "", "# Page", "", "```{code-cell} ipython3", "x = 1", "```", ""])
+    for folder in (root, src):
+        (folder / "book").mkdir(parents=True)
+        (folder / "book" / "page.md").write_text(page)
+    (root / "calnotes").mkdir()
+    (root / "calnotes" / "lib.py").write_text("")
+    (root / "_config.yml").write_text("")
+    (src / "_toc.yml").write_text("format: jb-book\nroot: book/page\n")
+    ran = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1")])
+    (executed / "book").mkdir(parents=True)
+    nbformat.write(ran, executed / "book" / "page.ipynb")
+    for path in (root / "book" / "page.md", root / "calnotes" / "lib.py", root / "_config.yml"):
+        os.utime(path, (1e9, 1e9))                  # older than the run: the run is reused
+    monkeypatch.setattr(course, "ROOT", root)
+    monkeypatch.setattr(course, "SRC", src)
+    reused, again = course.reuse_execution(executed, log=lambda *a: None)
+    assert (reused, again) == (["book/page"], [])
+    meta = nbformat.read(src / "book" / "page.ipynb", as_version=4).metadata["mystnb"]
+    assert meta == {"render_markdown_format": "myst", "execution_mode": "off"}
