@@ -48,7 +48,8 @@ import numpy as np
 
 __all__ = ["Claim", "Control", "Result", "ControlResult", "register", "get_claim", "all_claims",
            "run_claim", "run_controls", "assert_claim", "ledger", "registry_problems", "ClaimFailed", "EXPECTS",
-           "STATUSES", "CONTROL_KINDS", "NEAR_FACTOR", "INCONCLUSIVE"]
+           "STATUSES", "CONTROL_KINDS", "NEAR_FACTOR", "INCONCLUSIVE", "PAPER_NAMES", "cite",
+           "claim_sentence", "comparison_text"]
 
 _REGISTRY: dict[str, "Claim"] = {}
 
@@ -68,6 +69,33 @@ STATUSES = ("verified", "illustration", "erratum", "finding")
 
 INCONCLUSIVE = "inconclusive"
 """``finding_holds`` of a finding whose effect lies within its sampling uncertainty."""
+
+PAPER_NAMES = {
+    "000": "the truthfulness paper",
+    "001": "the utility paper",
+    "003": "the proper-calibration-errors paper",
+    "004": "the reassessing paper",
+}
+"""Paper number -> the one short name the book uses for it everywhere (the *Papers and notation*
+page introduces them): claim lines, the ledger, the errata and findings pages. A claim's id starts
+with its paper's number and its ``source`` names the paper by this name (:func:`cite`,
+:func:`registry_problems`)."""
+
+
+def cite(paper: str, where: str, note: str = "") -> str:
+    """A claim's ``source``: where in which paper, with the paper's short name.
+
+    Examples
+    --------
+    >>> cite("004", "Prop 4.8")
+    'Prop 4.8 of the reassessing paper'
+    >>> cite("000", "Thm 2.6", "credited there to Hartline et al. 2025")
+    'Thm 2.6 of the truthfulness paper (credited there to Hartline et al. 2025)'
+    """
+    if paper not in PAPER_NAMES:
+        raise ValueError(f"paper: expected one of {sorted(PAPER_NAMES)}, got {paper!r}")
+    text = f"{where} of {PAPER_NAMES[paper]}"
+    return f"{text} ({note})" if note else text
 
 
 class ClaimFailed(AssertionError):
@@ -206,6 +234,12 @@ class Claim:
         region of the statement's range the check's instances cover.
     comparison : {"abs", "rel", "le", "ge"}
         How measured and reference are compared (:data:`COMPARISONS`).
+    quantity : str
+        What the check's number is, in the statement's own terms and units (plain text,
+        Unicode math), e.g. ``"|z| of the simulated mean against the exact value"`` or
+        ``"number of post-hoc methods whose Brier score is above the uncalibrated one"``: the
+        claim line reads ``<quantity> = <measured> <symbol> <threshold>``
+        (:func:`claim_sentence`). Required (:func:`registry_problems`).
     chapter : str
         The chapter (docname) that states and asserts the claim.
     expect : {"agrees", "illustrates", "disagrees", "finding"}
@@ -235,6 +269,7 @@ class Claim:
     tolerance_reason: str
     chapter: str
     comparison: str = "abs"
+    quantity: str = ""
     expect: str = "agrees"
     evidence: str = ""
     controls: tuple = ()
@@ -358,21 +393,17 @@ class Result:
         """``"verified"``, ``"illustration"``, ``"erratum"``, ``"finding"`` or ``"FAILED"``."""
         return EXPECTS[self.claim.expect] if self.as_expected else "FAILED"
 
+    @property
+    def sentence(self) -> str:
+        """The claim line's text in words and symbols (:func:`claim_sentence`)."""
+        return claim_sentence(self)
+
     def _repr_markdown_(self) -> str:
         c = self.claim
         mark = {"verified": "✓", "illustration": "◦", "erratum": "≠", "finding": "◇"}.get(
             self.status, "✗")
-        text = (f"{mark} **claim `{c.id}`** ({c.source}): {self.status}. "
-                f"measured {self.measured:.6g}, reference {c.reference:.6g}, "
-                f"gap {self.gap:.3g}; tolerance {c.tolerance:.3g} ({c.comparison}: "
-                f"{c.tolerance_reason})")
-        if self.controls:
-            parts = [f"*{r.name}* {'rejected' if r.rejected else 'NOT rejected'} "
-                     f"(measured {r.measured:.4g} vs {r.reference:.4g})" for r in self.controls]
-            text += "; controls: " + "; ".join(parts)
-        if c.expect == "illustrates":
-            text += f"; illustration only: {c.evidence}"
-        return text
+        word = BADGES.get(self.status, BADGES["FAILED"])[0]
+        return f"{mark} **{word}** `{c.id}` ({c.source}): {claim_sentence(self)}"
 
     def _repr_html_(self) -> str:
         return claim_line_html(self)
@@ -410,14 +441,144 @@ def _appendix_link(chapter: str, page: str) -> str:
     return posixpath.relpath(f"book/appendix/{page}", posixpath.dirname(chapter)) + ".html"
 
 
+def _num(x: float, against=()) -> str:
+    """A number for a claim line: an integer as an integer, else 3 significant digits, more
+    where needed to tell it from the numbers in ``against`` (so that 1.0003 > 1 never reads
+    "1 > 1"); a leading minus sign as the typographic one."""
+    x = float(x)
+    if np.isnan(x):
+        return "nan (no value)"
+    if np.isinf(x):
+        return "∞" if x > 0 else "−∞"
+    if x == round(x) and abs(x) < 1e7:
+        text = str(int(round(x)))
+    else:
+        others = [float(a) for a in against if np.isfinite(a) and float(a) != x]
+        for digits in range(3, 11):
+            text = f"{x:.{digits}g}"
+            if all(text != f"{a:.{digits}g}" for a in others):
+                break
+    return "−" + text[1:] if text.startswith("-") else text
+
+
+def _rounding(tolerance: float, reference: float) -> bool:
+    """Is the tolerance only a floating-point rounding slack (not a statistical allowance)?"""
+    return 0 < tolerance <= 1e-9 * max(1.0, abs(reference))
+
+
+def comparison_text(claim: "Claim", measured: float) -> str:
+    """The measured value against the reference, with a symbol: what follows ``quantity =``.
+
+    The symbol is the comparison that holds: ``≤``/``≥`` (``>``/``<`` when the bound is
+    broken), ``≈`` within a tolerance (``≠`` outside it), ``= … exactly`` at tolerance 0.
+    A tolerance that is only rounding slack is said so; a larger one is added to the bound in
+    the open.
+
+    Examples
+    --------
+    >>> c = Claim("x.y", "s", "s", check=lambda size: 0.0, reference=0.0, tolerance=4.0,
+    ...           tolerance_reason="4 standard errors", chapter="c", comparison="le")
+    >>> comparison_text(c, 1.332)
+    '1.33 ≤ 4 (0 plus a tolerance of 4)'
+    >>> comparison_text(c, 5.1)
+    '5.1 > 4 (0 plus a tolerance of 4)'
+    >>> c = Claim("x.y", "s", "s", check=lambda size: 0.0, reference=0.0, tolerance=1e-12,
+    ...           tolerance_reason="rounding", chapter="c")
+    >>> comparison_text(c, 4e-16)
+    '4e-16 ≈ 0 (to within rounding, 1e-12)'
+    """
+    r, t, kind = float(claim.reference), float(claim.tolerance), claim.comparison
+    holds = claim.holds(measured)
+    if kind in ("abs", "rel"):
+        if t == 0:
+            return (f"{_num(measured)} exactly" if holds
+                    else f"{_num(measured, [r])} ≠ {_num(r, [measured])}")
+        m, ref = _num(measured, [r]), _num(r, [measured])
+        if kind == "rel":
+            share = abs(measured - r) / abs(r) if r else float("inf")
+            return (f"{m} {'≈' if holds else '≠'} {ref} (off by {share:.2%} of it; tolerance "
+                    f"{t:.2%})")
+        if measured == r:
+            return f"{m} exactly"
+        if _rounding(t, r):
+            return (f"{m} ≈ {ref} (to within rounding, {_num(t)})" if holds
+                    else f"{m} ≠ {ref} (|difference| {_num(abs(measured - r))} > {_num(t)})")
+        return (f"{m} {'≈' if holds else '≠'} {ref} (|difference| "
+                f"{_num(abs(measured - r), [t])} {'≤' if holds else '>'} {_num(t)})")
+    le = kind == "le"
+    if t == 0 and 0 < abs(r) <= 1e-9:
+        # a bound of +-1e-12 at tolerance 0: "strictly beyond rounding", not a constant
+        strict = "<" if le else ">"
+        if holds:
+            return f"{_num(measured)} {strict} 0 (beyond rounding: {'≤' if le else '≥'} {_num(r)})"
+        return f"{_num(measured)} {'≥' if le else '≤'} 0 (not beyond rounding, {_num(abs(r))})"
+    bound = r + t if le else r - t
+    symbol = ("≤" if holds else ">") if le else ("≥" if holds else "<")
+    if t == 0:
+        return f"{_num(measured, [r])} {symbol} {_num(r, [measured])}"
+    if _rounding(t, r):
+        return f"{_num(measured, [r])} {symbol} {_num(r, [measured])} (to within rounding, {_num(t)})"
+    sign = "plus" if le else "minus"
+    return (f"{_num(measured, [bound])} {symbol} {_num(bound, [measured])} "
+            f"({_num(r)} {sign} a tolerance of {_num(t)})")
+
+
+def _controls_text(result: "Result") -> str:
+    """The negative controls in a few words: the nearest rejected one by name, or the ones
+    that were not rejected (a claim that fails for want of power)."""
+    weak = [k for k in result.controls if not k.rejected]
+    if weak:
+        return "; false neighbour(s) NOT rejected: " + ", ".join(f"“{k.name}”" for k in weak)
+    nearest = result.nearest_rejected
+    if nearest is None:
+        return ""
+    n = len(result.controls)
+    if nearest.control.near:
+        if n == 1:
+            return f"; its false neighbour “{nearest.name}” is rejected"
+        return f"; all {n} false neighbours are rejected, the nearest “{nearest.name}”"
+    why = " (no near one can be)" if result.claim.expect == "illustrates" else ""
+    if n == 1:
+        return f"; its far false neighbour “{nearest.name}” is rejected{why}"
+    return f"; all {n} far false neighbours are rejected{why}"
+
+
+def claim_sentence(result: "Result") -> str:
+    """A claim line's text: what was measured, in the statement's terms, against the reference,
+    with a symbol, and the nearest rejected false neighbour.
+
+    ``<quantity> = <measured> <symbol> <threshold>``, e.g. "|z| of the simulated mean against
+    the exact value = 1.33 ≤ 4 (0 plus a tolerance of 4); all 2 false neighbours are rejected,
+    the nearest “exact values 0.5% off”". A claim without a ``quantity`` (which
+    :func:`registry_problems` refuses) reads "measured = …".
+
+    Examples
+    --------
+    >>> c = Claim("x.y", "s", "s", check=lambda size: 2.0, reference=0.0, tolerance=0.0,
+    ...           tolerance_reason="a count", chapter="c", comparison="le",
+    ...           quantity="number of methods that raise the Brier score")
+    >>> claim_sentence(Result(c, 2.0, 0.0, "smoke"))
+    'number of methods that raise the Brier score = 2 > 0'
+    """
+    c = result.claim
+    quantity = c.quantity.strip() or "measured"
+    return f"{quantity} = {comparison_text(c, result.measured)}{_controls_text(result)}"
+
+
+SIZE_WORDS = {"smoke": "the small (smoke) size, as in the chapter's tests",
+              "full": "the full size"}
+"""How a claim line's *why* dropdown says the size the claim ran at."""
+
+
 def claim_line_html(result: "Result") -> str:
     """One line per claim, the same in every chapter (see :func:`show`).
 
     A badge whose colour and word give the status, the claim id linked to its row on the
-    verification ledger (and, for an erratum, to its entry on the errata page), what was
-    measured against what the paper implies, the size the claim ran at (the claim's registered
-    size, not the chapter's parameters), and a *why* dropdown with the tolerance's reasoning and
-    the negative controls.
+    verification ledger (and, for an erratum, to its entry on the errata page), the source (the
+    paper by its short name, :data:`PAPER_NAMES`), then what was measured, in words, against
+    what the paper implies, with a symbol (:func:`claim_sentence`), and a *why* dropdown with
+    the statement, the tolerance's reasoning, the size the claim ran at (the claim's registered
+    size, not the chapter's parameters) and every negative control with its numbers.
     """
     import html as _html
     c = result.claim
@@ -433,21 +594,44 @@ def claim_line_html(result: "Result") -> str:
         extra = f' &middot; <a href="{errata}">what is true instead</a>'
     elif status == "finding":
         extra = f' &middot; <a href="{_appendix_link(c.chapter, "data_findings")}">findings</a>'
-    numbers = (f"measured {result.measured:.4g}, paper {c.reference:.4g} "
-               f"({c.comparison} {c.tolerance:.2g}; size <code>{result.size}</code>)")
-    why = [f"<b>Tolerance.</b> {_html.escape(c.tolerance_reason)}"]
+    why = [f"<b>Claim.</b> {_html.escape(c.statement)}",
+           f"<b>Tolerance.</b> {_html.escape(c.tolerance_reason)}",
+           f"<b>Size.</b> Run at {SIZE_WORDS.get(result.size, result.size)}."]
     if result.controls:
-        why.append("<b>Negative controls</b> (must come out disagreeing): " + "; ".join(
-            f"<i>{_html.escape(k.name)}</i> [{_html.escape(k.control.describe())}] "
-            f"{'rejected' if k.rejected else 'NOT REJECTED'} "
-            f"(measured {k.measured:.4g} vs {k.reference:.4g})" for k in result.controls))
+        why.append("<b>False neighbours</b> (negative controls: each must come out "
+                   "disagreeing): " + "; ".join(
+            f"<i>{_html.escape(k.name)}</i> ({_html.escape(k.control.statement)}; "
+            f"{_html.escape(_kind_words(k.control))}): "
+            f"{'rejected' if k.rejected else 'NOT REJECTED'}, it measures "
+            f"{_html.escape(comparison_text_for(c, k.measured, k.reference))}"
+            for k in result.controls))
     if c.expect == "illustrates":
         why.append(f"<b>Illustration only.</b> {_html.escape(c.evidence)}")
     details = ("<details style='display:inline'><summary style='display:inline;cursor:pointer'>"
                "<small>why</small></summary><div><small>" + "<br>".join(why)
                + "</small></div></details>")
     return (f'<div class="claim-line">{badge} {ident} <small>({_html.escape(c.source)})'
-            f"{extra}</small>: {numbers} {details}</div>")
+            f"{extra}</small>: {_html.escape(claim_sentence(result))} {details}</div>")
+
+
+def _kind_words(control: "Control") -> str:
+    """A control's kind in words: "a constant scaled by 0.99 (1% off)", "at the boundary"."""
+    if control.kind == "scaled":
+        f = float(control.factor)
+        fold = max(f, 1 / f)
+        off = f"{abs(f - 1) * 100:.2g}% off" if fold < 2 else f"{fold:.3g}-fold"
+        return f"a constant scaled by {f:.4g}, {off}"
+    return {"boundary": "at the statement's boundary", "hypothesis": "a hypothesis dropped",
+            "reading": "another reading of the printed text",
+            "alternative": "another false statement"}.get(control.kind, "unclassified")
+
+
+def comparison_text_for(claim: "Claim", measured: float, reference: float) -> str:
+    """:func:`comparison_text` against another reference (a control that moves it)."""
+    if reference == claim.reference:
+        return comparison_text(claim, measured)
+    import dataclasses
+    return comparison_text(dataclasses.replace(claim, reference=reference), measured)
 
 
 class ClaimLines(list):
@@ -570,14 +754,30 @@ def assert_claim(claim_id: str, size: str = "smoke") -> Result:
     return result
 
 
+def assert_claims(*claim_ids: str, size: str = "smoke") -> ClaimLines:
+    """Assert several claims in order (:func:`assert_claim`) and show them one line each.
+
+    What a chapter calls when a few claims follow one another: one (hidden) cell instead of
+    one cell per claim. Raises :class:`ClaimFailed` at the first claim that does not come out
+    as registered.
+
+    Examples
+    --------
+    >>> from calnotes import claims
+    >>> [r.status for r in claims.assert_claims("001.eq3.3", "003.lemma4.1")]
+    ['verified', 'verified']
+    """
+    return show([assert_claim(i, size) for i in claim_ids])
+
+
 def registry_problems(claims=None) -> list:
     """What the registry still lacks; empty when every claim meets the rules.
 
     Every control says what kind of neighbour it is (:data:`CONTROL_KINDS`); every
     ``"agrees"`` claim has at least one *near* control (:attr:`Control.near`; else it is an
     illustration, registered with ``expect="illustrates"`` and the slack of its worst instance);
-    every erratum says what is true instead (``correction``). That each control is *rejected*
-    is checked when the claim runs (:func:`assert_claim`). The tests and the ledger page fail
+    every erratum says what is true instead (``correction``). That each control is *rejected* is checked when the
+    claim runs (:func:`assert_claim`). The tests and the ledger page fail
     unless this is empty.
     """
     claims = all_claims() if claims is None else claims

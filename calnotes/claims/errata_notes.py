@@ -42,7 +42,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ._registry import all_claims
+from ._registry import PAPER_NAMES, all_claims
 
 __all__ = ["SEVERITIES", "SEVERITY_MEANING", "ErratumNote", "PaperNote", "NOTES", "PAPER_NOTES",
            "anchor", "tex_problems", "problems"]
@@ -386,7 +386,7 @@ NOTES = {
 
 PAPER_NOTES = {
     "000": PaperNote(
-        short="the truthfulness paper",
+        short=PAPER_NAMES["000"],
         title="Making and Evaluating Calibrated Forecasts",
         authors="anonymous (a multi-class follow-up of Hartline, Hu and Wu 2025)",
         venue="manuscript under double-blind review, 2025",
@@ -399,7 +399,7 @@ PAPER_NOTES = {
              ("000.thm2.6.exact", "000.thm3.1", "000.obs3.2", "000.thm4.1")),
         )),
     "001": PaperNote(
-        short="the utility paper",
+        short=PAPER_NAMES["001"],
         title="Scalable Utility-Aware Multiclass Calibration",
         authors="Mahmoud Hegazy, Michael I. Jordan and Aymeric Dieuleveut",
         venue="AISTATS 2026",
@@ -414,7 +414,7 @@ PAPER_NOTES = {
               "001.prop4.4.decrease", "001.prop4.4.brier")),
         )),
     "003": PaperNote(
-        short="the proper-calibration-errors paper",
+        short=PAPER_NAMES["003"],
         title="Better Uncertainty Calibration via Proper Scores for Classification and Beyond",
         authors="Sebastian G. Gruber and Florian Buettner",
         venue="NeurIPS 2022; the book uses its appendix",
@@ -430,7 +430,7 @@ PAPER_NOTES = {
               "003.thm3.1.tce_ge_ece", "003.prop3.3.approximation", "003.thm4.3.upper_bound")),
         )),
     "004": PaperNote(
-        short="the reassessing paper",
+        short=PAPER_NAMES["004"],
         title="Reassessing How to Compare and Improve the Calibration of Machine Learning "
               "Models",
         authors="Muthu Chidambaram and Rong Ge",

@@ -53,19 +53,15 @@ import dataclasses
 import importlib
 from dataclasses import dataclass, field
 
-from ._registry import all_claims
+from ._registry import PAPER_NAMES, all_claims
 
 __all__ = ["Entry", "Coverage", "PAPERS", "KINDS", "STATUSES", "VERIFIED", "ERRATUM",
            "NOT_CHECKED", "ILLUSTRATION", "FINDING", "CONSISTENT", "entries", "find", "coverage", "errata_items", "implied_status",
            "status_from_results", "problems"]
 
-PAPERS = {
-    "000": "Making and Evaluating Calibrated Forecasts",
-    "001": "Scalable Utility-Aware Multiclass Calibration",
-    "003": "Better Uncertainty Calibration via Proper Scores (appendix)",
-    "004": "Reassessing How to Compare and Improve Calibration",
-}
-"""Paper number -> short title (the numbering of ``papers/README.md``)."""
+PAPERS = dict(PAPER_NAMES)
+"""Paper number -> the paper's short name (the numbering of ``papers/README.md``; the names of
+the *Papers and notation* page, :data:`calnotes.claims._registry.PAPER_NAMES`)."""
 
 VERIFIED, ERRATUM, NOT_CHECKED = "verified", "erratum", "not checked yet"
 ILLUSTRATION, FINDING = "illustration", "finding"
