@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import scores
 from ..measures import l2_qece
-from ._registry import Claim, Control, register
+from ._registry import Claim, Control, cite, register
 
 _EXACT = ("exact identity; the only error is float64 rounding over a few hundred terms"
           " of size <= 10, bounded by 1e-12")
@@ -57,9 +57,11 @@ def _decomposition_residual(size: str, atomwise: bool = False,
 
 register(Claim(
     id="003.lemma4.1",
-    source="Gruber & Buettner (2022), Lemma 4.1",
+    source=cite("003", "Lemma 4.1"),
     statement=("For a proper score, expected score = generalized entropy of the label marginal"
                " - sharpness + calibration, exactly, for log, Brier, spherical and 0-1 losses."),
+    quantity=("largest |expected score − (entropy − sharpness + calibration)| over the "
+              "populations and the four losses"),
     check=_decomposition_residual,
     reference=0.0, tolerance=1e-12,
     tolerance_reason=(_EXACT + ". Region: k = 2..5, twelve atoms pooled into four predicted"
@@ -109,9 +111,10 @@ def _symbolic_atomwise(size: str) -> float:
 
 register(Claim(
     id="003.lemma4.1.symbolic",
-    source="Gruber & Buettner (2022), Lemma 4.1",
+    source=cite("003", "Lemma 4.1"),
     statement=("The decomposition holds as an algebraic identity (sympy) for a two-valued binary"
                " predictor whose first value pools two atoms with different truths."),
+    quantity="number of losses whose symbolic residual does not simplify to 0",
     check=_symbolic_decomposition,
     reference=0.0, tolerance=0.0,
     tolerance_reason=("symbolic: the residual simplifies to 0 or not. Region: binary, the first"
@@ -143,9 +146,11 @@ def _bregman_decomposition_residual(size: str, swapped: bool = False) -> float:
 
 register(Claim(
     id="004.lemma4.1",
-    source="Reassessing calibration (under review), Lemma 4.1",
+    source=cite("004", "Lemma 4.1"),
     statement=("E[d(Z, X)] = sharpness gap E[phi(Z)] - E[phi(E[Z|X])] + calibration error"
                " E[d(E[Z|X], X)] for the squared-norm and negative-entropy generators."),
+    quantity=("largest |E d(Z, X) − (sharpness gap + calibration error)| over the populations "
+              "and both generators"),
     check=_bregman_decomposition_residual,
     reference=0.0, tolerance=1e-12,
     tolerance_reason=(_EXACT + ". Region: k = 2..5, ten atoms pooled into three values, plus a"
@@ -185,9 +190,11 @@ def _divergences_are_bregman(size: str, variant: str = "claim") -> float:
 
 register(Claim(
     id="004.sec4.bregman_examples",
-    source="Reassessing calibration (under review), Sec. 4, eq. (4.1)",
+    source=cite("004", "Sec. 4, eq. (4.1)"),
     statement=("The Brier divergence is the Bregman divergence of phi(x) = ||x||^2 and the"
                " log-loss divergence (KL) that of phi(x) = sum x log x."),
+    quantity=("largest |loss divergence − Bregman divergence of its generator| over the pairs "
+              "(Brier and log)"),
     check=_divergences_are_bregman,
     reference=0.0, tolerance=1e-12,
     tolerance_reason=(_EXACT + ". Region: k = 5, Dirichlet(1) pairs, a point mass and a face point"
@@ -224,8 +231,9 @@ def _only_l2(size: str, differentiability: bool = True) -> float:
 
 register(Claim(
     id="004.prop4.4",
-    source="Reassessing calibration (under review), Prop. 4.4",
+    source=cite("004", "Prop 4.4"),
     statement="Among the L^q ECEs (integer q >= 1) only the L^2 ECE is induced by a Bregman divergence.",
+    quantity="the one integer q ≥ 1 whose Lq ECE is a Bregman divergence",
     check=_only_l2,
     reference=2.0, tolerance=0.0,
     tolerance_reason=("symbolic: an integer solution set. Region: every integer q >= 1 (sympy"
@@ -275,9 +283,11 @@ def _thm26_enumeration(size: str, truthful: bool = True, factor: float = 1.0) ->
 
 register(Claim(
     id="000.thm2.6.enumeration",
-    source="Making and Evaluating Calibrated Forecasts, Thm 2.6 (Hartline et al. 2025)",
+    source=cite("000", "Thm 2.6", "credited there to Hartline et al. 2025"),
     statement=("When y_i ~ Ber(p*_i) independently, E[l2-QECE_m(p*; y)] = n^-2 sum_i p*_i (1 - p*_i)"
                " for every m, including m not dividing n and tied predictions."),
+    quantity=("largest relative error of (1/n²)Σp*(1−p*) against E[ℓ2-QECE_m(p*)], all 2ⁿ "
+              "outcomes enumerated"),
     check=_thm26_enumeration,
     reference=0.0, tolerance=1e-12,
     tolerance_reason=("exact expectation by enumerating all 2^n outcomes; float64 rounding only."
