@@ -19,7 +19,7 @@ import itertools
 import numpy as np
 
 from .. import measures
-from ._registry import Claim, Control, register
+from ._registry import Claim, Control, cite, register
 
 __all__ = ["printed_qece", "def25_gap"]
 
@@ -141,11 +141,13 @@ def def25_gap(size: str, **reading) -> float:
 
 register(Claim(
     id="000.def2.5.as_printed",
-    source="Paper 000, Definition 2.5 with eq. (1)",
+    source=cite("000", "Def 2.5 with eq. (1)"),
     statement="The library's l1- and l2-QECE_m are Def 2.5 as printed: the predictions sorted, "
               "sorted position i in bin j iff (j-1)n/m < i <= jn/m, l1 = (1/n) sum_j |S_j| and "
               "l2 = (1/n^2) sum_j S_j^2 with S_j the bin's sum of p_i - y_i (tied predictions "
               "averaged over their orders, which the printed sort leaves open).",
+    quantity=("largest |library − printed Def 2.5| of ℓ1- and ℓ2-QECE_m over every instance and "
+              "label vector"),
     check=def25_gap,
     reference=0.0,
     tolerance=1e-12,
@@ -239,12 +241,13 @@ def ece25_gap(size: str, closed: str = "left") -> float:
 
 register(Claim(
     id="003.eq25.ece_estimator",
-    source="Paper 003, App. (proof of Prop 3.3), eq. (25) with equal-width bins",
+    source=cite("003", "eq. (25)", "in the proof of Prop 3.3, with equal-width bins"),
     statement="The library's confidence ECE (calnotes.confidence(binned_ece, ...)) is eq. (25): "
               "sum_i (n_i/n)|acc_i - conf_i| over m equal-width bins of the top-label "
               "confidence, with the library's edges: bins [ (i-1)/m, i/m ), the last closed, so "
               "a confidence exactly on an interior edge belongs to the bin above (the paper "
               "prints (i-1)/m < c <= i/m, which differs only on the edges).",
+    quantity="largest |library's confidence ECE − eq. (25)| over the instances",
     check=ece25_gap,
     reference=0.0,
     tolerance=1e-12,
