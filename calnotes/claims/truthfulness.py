@@ -14,10 +14,9 @@ import itertools
 import numpy as np
 
 from .. import expectation as ex
-from ._registry import Claim, Control, register
+from ._registry import Claim, Control, cite, register
 
 CHAPTER = "book/truthfulness/truthfulness"
-SOURCE = "Making and Evaluating Calibrated Forecasts (paper 000)"
 _Z_REASON = ("4 standard errors of a {} replication mean: a correct exact value fails with"
              " probability about 6e-5 per comparison (seeds are fixed, so the outcome is"
              " deterministic)")
@@ -189,9 +188,10 @@ def _ex11_truthful_unbinned_exponent(size: str) -> float:
 
 register(Claim(
     id="000.ex1.1.truthful_unbinned",
-    source=f"{SOURCE}, Example 1.1",
+    source=cite("000", "Example 1.1"),
     statement=("With truth p*_i = i/n, the optimal (truthful) predictor has ECE ~ O(1/n):"
                " the fitted exponent of its exact expected ECE (Def 2.4) in n should be -1."),
+    quantity="fitted exponent in n of the truthful predictor's exact expected ECE",
     check=_ex11_truthful_unbinned_exponent,
     reference=-1.0, tolerance=0.1, comparison="abs",
     tolerance_reason=("exact expectations (no sampling error); an O(1/n) law gives exponent -1,"
@@ -226,9 +226,10 @@ def _ex11_constant_exponent(size: str, constant: float = 0.5, ns_size: str = "")
 
 register(Claim(
     id="000.ex1.1.constant",
-    source=f"{SOURCE}, Example 1.1",
+    source=cite("000", "Example 1.1"),
     statement=("The constant predictor 1/2 has expected ECE of order 1/sqrt(n), binned (one"
                " occupied bin) or not: fitted exponent -1/2."),
+    quantity="fitted exponent in n of the constant 1/2 predictor's exact expected ECE",
     check=_ex11_constant_exponent,
     reference=-0.5, tolerance=0.01, comparison="abs",
     tolerance_reason=("exact expectations; E|n/2 - K| approaches sqrt(2/pi) sd(K) with relative"
@@ -268,9 +269,11 @@ _BINNED_REASON = ("exact expectations (no sampling error): the deviation from th
 
 register(Claim(
     id="000.ex1.1.truthful_binned_n",
-    source=f"{SOURCE}, Example 1.1 (binned ECE paragraph)",
+    source=cite("000", "Example 1.1", "binned ECE paragraph"),
     statement=("With m = 10 equal-width bins the truthful predictor's binned ECE is"
                " O(sqrt(m/n)): fitted exponent in n equal to -1/2."),
+    quantity=("fitted exponent in n of the truthful predictor's exact expected ECE with 10 "
+              "equal-width bins"),
     check=_ex11_binned_n_exponent,
     reference=-0.5, tolerance=0.01, comparison="abs",
     tolerance_reason=_BINNED_REASON + (". Region: m = 10, n from 800 to 6400 (smoke) / 102400"
@@ -293,9 +296,11 @@ def _ex11_binned_m_exponent(size: str) -> float:
 
 register(Claim(
     id="000.ex1.1.truthful_binned_m",
-    source=f"{SOURCE}, Example 1.1 (binned ECE paragraph)",
+    source=cite("000", "Example 1.1", "binned ECE paragraph"),
     statement=("At fixed n the truthful predictor's binned ECE grows like sqrt(m):"
                " fitted exponent in m equal to +1/2."),
+    quantity=("fitted exponent in m of the truthful predictor's exact expected binned ECE at "
+              "fixed n"),
     check=_ex11_binned_m_exponent,
     reference=0.5, tolerance=0.01, comparison="abs",
     tolerance_reason=_BINNED_REASON + (". Region: m from 4 to 64 (smoke) / 512 (full) at fixed"
@@ -346,10 +351,12 @@ def _ex11_not_truthful_l2(size: str) -> float:
 
 register(Claim(
     id="000.ex1.1.not_truthful",
-    source=f"{SOURCE}, Example 1.1",
+    source=cite("000", "Example 1.1"),
     statement=("ECE is not truthful: on Example 1.1 the constant predictor 1/2 has a lower"
                " expected ECE than the truth, unbinned and with 10 equal-width bins, at every n"
                " checked (measured: the largest difference constant - truthful)."),
+    quantity=("largest E[ECE] of the constant 1/2 minus E[ECE] of the truth, over n, unbinned "
+              "and with 10 bins"),
     check=_ex11_not_truthful,
     reference=-1e-12, tolerance=0.0, comparison="le",
     tolerance_reason=("exact expectations; only the sign of the difference is claimed, and the"
@@ -390,10 +397,12 @@ def _ex11_simulation(size: str, factor: float = 1.0, halve_truthful: bool = Fals
 
 register(Claim(
     id="000.ex1.1.simulation",
-    source=f"{SOURCE}, Example 1.1",
+    source=cite("000", "Example 1.1"),
     statement=("Simulated unbinned ECEs of the truthful and the constant predictor (n = 1000)"
                " agree with the exact expectations (n^2-1)/(3n^2) and E|1/2 - mean(y)|"
                " (measured: the larger |z|)."),
+    quantity=("larger |z| of the two simulated ECEs against their exact values (in standard "
+              "errors)"),
     check=_ex11_simulation,
     reference=0.0, tolerance=4.0, comparison="le",
     tolerance_reason=_Z_REASON.format("4,000 (smoke) / 100,000 (full)") + (". A 0.5% error in"
@@ -482,11 +491,12 @@ _EXACT_REGION = (". Region: every sorted truth on {0, 0.3, 0.5, 1} with n = 1..3
 
 register(Claim(
     id="000.thm2.6.exact",
-    source=f"{SOURCE}, Thm 2.6 (Hartline et al. 2025)",
+    source=cite("000", "Thm 2.6", "credited there to Hartline et al. 2025"),
     statement=("E[l2-QECE_m(p*; y)] = n^-2 sum p*_i (1 - p*_i) from a single sample and one bin"
                " up, with tied predictions, exact 0s and 1s, m = n, m dividing n or not"
                " (measured: the largest relative error of the exact expectation against the"
                " formula)."),
+    quantity="largest relative error of the exact E[ℓ2-QECE_m(p*)] against (1/n²)Σp*(1−p*)",
     check=_thm26_exact,
     reference=0.0, tolerance=1e-12, comparison="abs", tolerance_reason=_REL_EXACT + _EXACT_REGION,
     chapter=CHAPTER,
@@ -585,11 +595,13 @@ def _thm26_truthful_gap(size: str, estimator: str) -> float:
 
 register(Claim(
     id="000.thm2.6.truthful",
-    source=f"{SOURCE}, Thm 2.6 (Hartline et al. 2025)",
+    source=cite("000", "Thm 2.6", "credited there to Hartline et al. 2025"),
     statement=("l2-QECE_m is truthful: E[l2-QECE_m(p)] >= E[l2-QECE_m(p*)] for nine kinds of"
                " alternative reports (noise, shrinkage, sharpening, coarsening, permutation,"
                " constant, a 1e-4 shift) on edge and random truths, and for the best report a"
                " local search finds (measured: the smallest relative gap)."),
+    quantity=("smallest relative excess (E[ℓ2-QECE_m(report)] − E[ℓ2-QECE_m(truth)]) / "
+              "E[ℓ2-QECE_m(truth)] over the reports tried"),
     check=_thm26_truthful,
     reference=0.0, tolerance=1e-12, comparison="ge",
     tolerance_reason=_REL_EXACT + (". Region: the exact-formula edge instances with n >= 2"
@@ -636,10 +648,12 @@ def _thm26_simulation(size: str, factor: float = 1.0, bias: bool = True) -> floa
 
 register(Claim(
     id="000.thm2.6.simulation",
-    source=f"{SOURCE}, Thm 2.6 (Hartline et al. 2025)",
+    source=cite("000", "Thm 2.6", "credited there to Hartline et al. 2025"),
     statement=("A Monte Carlo estimate of E[l2-QECE_m] (three random instances with ties and m"
                " not dividing n, truthful and noisy reports) agrees with the exact value"
                " (measured: the largest |z|)."),
+    quantity=("largest |z| of the simulated E[ℓ2-QECE_m] against the exact value (in standard "
+              "errors)"),
     check=_thm26_simulation,
     reference=0.0, tolerance=4.0, comparison="le",
     tolerance_reason=_Z_REASON.format("10,000 (smoke) / 100,000 (full)") + (". A 1% error in"
@@ -748,13 +762,15 @@ def _thm31_truthful_gap(size: str, aggregation: str) -> float:
 
 register(Claim(
     id="000.thm3.1",
-    source=f"{SOURCE}, Thm 3.1",
+    source=cite("000", "Thm 3.1"),
     statement=("Class-wise aggregation keeps l2-QECE_m truthful: for k-class truths from k = 2"
                " and a single sample up (ties, zeros, point masses, one bin, m = n), eight kinds"
                " of alternative reports -- including the argmax-moving report that beats the"
                " truth under confidence aggregation -- and the best report a local search finds,"
                " E[l2-QECE^classwise(p)] >= E[l2-QECE^classwise(p*)] (measured: the smallest"
                " relative gap)."),
+    quantity=("smallest relative excess of a report's class-wise E[ℓ2-QECE_m] over the truth's, "
+              "over the reports tried"),
     check=_thm31_truthful,
     reference=0.0, tolerance=1e-12, comparison="ge",
     tolerance_reason=_REL_EXACT + (". Region: k = 2 with n = 1..3 (single samples, ties, point"
@@ -815,10 +831,12 @@ def _obs32_binary_gap(size: str) -> float:
 
 register(Claim(
     id="000.obs3.2",
-    source=f"{SOURCE}, Obs 3.2",
+    source=cite("000", "Obs 3.2"),
     statement=("l2-QECE_m^conf is not truthful: on the exhibited instance (k = 3, n = 8, m = 4)"
                " the report (0.33, 0.33, 0.34) has a strictly lower exact expected error than"
                " the truth (measured: (E[truth] - E[report]) / E[truth])."),
+    quantity=("relative gain (E[truth] − E[report]) / E[truth] of the report under confidence "
+              "ℓ2-QECE_m on the exhibited instance"),
     check=_obs32_gap,
     reference=1e-12, tolerance=0.0, comparison="ge",
     tolerance_reason=("exact expectations; the reference 1e-12 demands a gap beyond float64"
