@@ -19,10 +19,9 @@ from ..decisions import (DEFAULT_LOSSES, DecisionProblem, calibrated_expected_qe
                          random_decision_problem, simplex_grid)
 from ..expectation import expected_qece
 from ..measures import classwise, l2_qece
-from ._registry import Claim, Control, register
+from ._registry import Claim, Control, cite, register
 
 CHAPTER = "book/truthfulness/dominance"
-SOURCE = "Making and Evaluating Calibrated Forecasts"
 
 _ROUNDING = ("exact arithmetic up to float64 rounding: each expected loss is a sum of at most"
              " five products of numbers in [0, 1], error below 1e-15; 1e-12 leaves a wide margin")
@@ -75,10 +74,12 @@ def _induced_is_proper(size: str, distorted: bool = False, power: float = 3.0) -
 
 register(Claim(
     id="000.thmB.3.induced_is_proper",
-    source=f"{SOURCE}, Thm B.3 (first part)",
+    source=cite("000", "Thm B.3", "first part"),
     statement=("For every finite decision problem the induced loss l_L(q, y) = L(BR_L(q), y) is"
                " proper: E_p l_L(q) >= E_p l_L(p) for all beliefs p, q (random loss matrices,"
                " random beliefs, and integer losses with grid beliefs that create exact ties)."),
+    quantity=("smallest E_p ℓ(q) − E_p ℓ(p) of an induced loss over the decision problems and "
+              "beliefs p, q"),
     check=_induced_is_proper,
     reference=0.0, tolerance=1e-12, comparison="ge",
     tolerance_reason=(_ROUNDING + ". Region: k = 2..5 outcomes, 1..8 actions (a single action"
@@ -142,12 +143,13 @@ def _proper_is_induced(size: str, losses=("log", "brier", "spherical")) -> float
 
 register(Claim(
     id="000.thmB.3.proper_is_induced",
-    source=f"{SOURCE}, Thm B.3 (second part)",
+    source=cite("000", "Thm B.3", "second part"),
     statement=("Conversely, a proper loss l is the induced loss of the decision problem whose"
                " actions are distributions and whose losses are l itself. With the actions a grid"
                " of the simplex (step 1/N; interior points for the log loss), the best response to"
                " every grid point is that point and the induced loss equals l there exactly, for"
                " the log, Brier and spherical losses."),
+    quantity="largest |induced loss − proper loss| on the grid points, outcomes and losses",
     check=_proper_is_induced,
     reference=0.0, tolerance=0.0,
     tolerance_reason=("identical floats: the best response to a grid point is the point itself"
@@ -207,11 +209,13 @@ def _grid_limit(size: str, radius=covering_radius_sq) -> float:
 
 register(Claim(
     id="000.thmB.3.grid_limit",
-    source=f"{SOURCE}, Thm B.3 (second part), with a finite action set",
+    source=cite("000", "Thm B.3", "second part, with a finite action set"),
     statement=("With A the grid of step 1/N, the induced loss of the Brier loss exceeds the Brier"
                " loss in expectation, E_q l_L(q) - E_q l(q), by the squared distance from q to the"
                " grid: at most floor(k/2) ceil(k/2) / (k N^2), attained at the deep holes -- the"
                " finite problem reproduces l up to O(1/N^2)."),
+    quantity=("largest |N² × (largest excess of the induced Brier loss) − ⌊k/2⌋⌈k/2⌉/k| over the "
+              "grids"),
     check=_grid_limit,
     reference=0.0, tolerance=1e-9,
     tolerance_reason=("float64 rounding of gaps of order 1e-2 computed as differences of"
@@ -350,10 +354,11 @@ _C2_CONTROLS = (
 
 register(Claim(
     id="000.lemmaC.2",
-    source=f"{SOURCE}, Lemma C.2",
+    source=cite("000", "Lemma C.2"),
     statement=("For a calibrated binary predictor f and n i.i.d. samples, E[l2-QECE_m] ="
                " (1/n) E[(f(x) - y)^2] for every m (m not dividing n included), also when f is"
                " not the truth atom by atom and tied predictions straddle a bin boundary."),
+    quantity="largest relative error of the enumerated E[ℓ2-QECE_m] against (1/n) E[(f − y)²]",
     check=_lemma_c2_exact,
     reference=0.0, tolerance=1e-12,
     tolerance_reason=(_ENUMERATION + ". Region: n = 4, 5 (smoke) and n = 1..6 with every"
@@ -417,9 +422,11 @@ def _lemma_c2_simulation(size: str, truth_reference: bool = False, factor: float
 
 register(Claim(
     id="000.lemmaC.2.simulation",
-    source=f"{SOURCE}, Lemma C.2",
+    source=cite("000", "Lemma C.2"),
     statement=("Lemma C.2 at larger n: the Monte Carlo mean of l2-QECE_m over fresh i.i.d."
                " samples (x, y) agrees with (1/n) E[(f(x) - y)^2]."),
+    quantity=("largest |z| of the simulated E[ℓ2-QECE_m] against (1/n) E[(f − y)²] (in standard "
+              "errors)"),
     check=_lemma_c2_simulation,
     reference=0.0, tolerance=4.0, comparison="le",
     tolerance_reason=("Monte Carlo: the largest |mean - reference| over the cases, in standard"
@@ -488,10 +495,12 @@ def _lemma_c1_exact(size: str, variant: str = "claim") -> float:
 
 register(Claim(
     id="000.lemmaC.1",
-    source=f"{SOURCE}, Lemma C.1",
+    source=cite("000", "Lemma C.1"),
     statement=("For a calibrated k-class predictor f and n i.i.d. samples,"
                " E[l2-QECE_m^classwise] = E[l_Brier(f(x), y)] / (k n) for every m, with the"
                " multi-class Brier loss ||f(x) - e_y||^2."),
+    quantity=("largest relative error of the enumerated class-wise E[ℓ2-QECE_m] against "
+              "E[Brier]/(kn)"),
     check=_lemma_c1_exact,
     reference=0.0, tolerance=1e-12,
     tolerance_reason=(_ENUMERATION + ". Region: k = 2, 3, 4 (k = 2 the smallest), n = 2..5 with"
@@ -537,9 +546,11 @@ def _lemma_c1_simulation(size: str, truth_reference: bool = False, factor: float
 
 register(Claim(
     id="000.lemmaC.1.simulation",
-    source=f"{SOURCE}, Lemma C.1",
+    source=cite("000", "Lemma C.1"),
     statement=("Lemma C.1 at larger n and k: the Monte Carlo mean of l2-QECE_m^classwise over"
                " fresh i.i.d. samples agrees with E[l_Brier] / (k n)."),
+    quantity=("largest |z| of the simulated class-wise E[ℓ2-QECE_m] against E[Brier]/(kn) (in "
+              "standard errors)"),
     check=_lemma_c1_simulation,
     reference=0.0, tolerance=4.0, comparison="le",
     tolerance_reason=("Monte Carlo: the largest |mean - reference| over the cases, in standard"
@@ -618,10 +629,12 @@ def _blackwell(size: str, variant: str = "claim") -> float:
 
 register(Claim(
     id="000.appB.blackwell",
-    source=f"{SOURCE}, App. B (implication for dominance)",
+    source=cite("000", "App. B", "implication for dominance"),
     statement=("A garbling of a calibrated predictor (a merge of its values, or a random Markov"
                " kernel applied to them) is calibrated and dominated by it: no smaller expected"
                " log, Brier, spherical and 0-1 loss, nor loss in random finite decision problems."),
+    quantity=("largest E ℓ(f) − E ℓ(g) of a calibrated f over its garbling g, over the pairs and "
+              "proper losses"),
     check=_blackwell,
     reference=0.0, tolerance=1e-12, comparison="le",
     tolerance_reason=(_ROUNDING + ". Region: k = 2, 3, 5; four values merged into two, random"
@@ -681,10 +694,12 @@ def _thm41(size: str, variant: str = "claim") -> float:
 
 register(Claim(
     id="000.thm4.1",
-    source=f"{SOURCE}, Thm 4.1",
+    source=cite("000", "Thm 4.1"),
     statement=("If a calibrated predictor f1 dominates a calibrated f2 (here: f2 a garbling of"
                " f1), then E[l2-QECE_m^classwise](f1) <= E[l2-QECE_m^classwise](f2) for every n and"
                " m, m not dividing n included; exact expectations over all draws."),
+    quantity=("largest class-wise E[ℓ2-QECE_m](f) − E[ℓ2-QECE_m](g) of f over its garbling g, "
+              "over the pairs, n and m"),
     check=_thm41,
     reference=0.0, tolerance=1e-12, comparison="le",
     tolerance_reason=(_ENUMERATION + ". Region: k = 2, 3, 4, n = 5 (and 7 at full size), m = 1,"
