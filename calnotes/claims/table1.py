@@ -22,10 +22,9 @@ import numpy as np
 
 from .. import expectation as ex
 from .. import table1 as t1
-from ._registry import Claim, Control, register
+from ._registry import Claim, Control, cite, register
 
 CHAPTER = "book/truthfulness/table1"
-SOURCE = "Making and Evaluating Calibrated Forecasts, Table 1"
 
 #: Grid points of the cell checks: (k, n, m, eps1) and the two (eps2, eps3) bias settings.
 CELL_GRID = {
@@ -35,6 +34,10 @@ CELL_GRID = {
 
 MEASURE_NAMES = {"l1_conf": "l1-QECE^conf", "l1_cw": "l1-QECE^classwise",
                  "l2_conf": "l2-QECE^conf", "l2_cw": "l2-QECE^classwise"}
+
+#: The measures in the words of the claim lines (plain text, Unicode).
+MEASURE_WORDS = {"l1_conf": "confidence ℓ1-QECE", "l1_cw": "class-wise ℓ1-QECE",
+                 "l2_conf": "confidence ℓ2-QECE", "l2_cw": "class-wise ℓ2-QECE"}
 
 #: The cells as printed (Table 1), in plain text.
 PRINTED = {
@@ -412,8 +415,10 @@ def _register_cell(cell: str) -> None:
     evidence = _EVIDENCE.get(cell, "")
     register(Claim(
         id=f"000.table1.{cell}",
-        source=SOURCE + (" and App. D" if cell[:2] in ("f2", "f4") else ""),
+        source=cite("000", "Table 1" + (" and App. D" if cell[:2] in ("f2", "f4") else "")),
         statement=statement,
+        quantity=(f"largest |exact E[{MEASURE_WORDS[measure]}({f})] − printed cell| over the"
+                  " checkpoints, in units of its allowance"),
         check=lambda size, cell=cell: cell_deviation(cell, size),
         reference=0.0, tolerance=1.0, comparison="le",
         tolerance_reason=_tolerance_reason(cell),
@@ -430,10 +435,12 @@ for _cell in t1.CELLS:
 
 register(Claim(
     id="000.table1.derivation",
-    source=SOURCE + " (our derivation, calnotes.symbolic.table1_derived)",
+    source=cite("000", "Table 1", "our derivation, calnotes.symbolic.table1_derived"),
     statement=("Our closed forms of all 16 cells (folded-normal means for l1, bias-variance"
                " split for l2) match the exact expectations within the same allowances as the"
                " printed ones, at every checkpoint."),
+    quantity=("largest |exact E − our closed form| over the 16 cells and their checkpoints, in"
+              " units of the cell's allowance"),
     check=derivation_deviation,
     reference=0.0, tolerance=1.0, comparison="le",
     tolerance_reason=("measured = max over cells and checkpoints of |E - derived| / allowance,"
@@ -535,11 +542,12 @@ _RANKING = ("rankings of exact expectations (no sampling error; strict inequalit
 
 register(Claim(
     id="000.table1.conclusion1",
-    source=SOURCE + ", conclusion 1 (Sec. 4)",
+    source=cite("000", "Table 1, conclusion 1 (Sec. 4)"),
     statement=("For k >> 1/eps1 the uninformative calibrated f3 has lower expected error than the"
                " ground truth f1 under l1-QECE^conf, l1-QECE^classwise and l2-QECE^conf, but not"
                " under l2-QECE^classwise (k=50, eps1=0.2, n=2000, m in {10, 20, 50, 100}; smoke size:"
                " n=1000, m in {10, 20, 50})."),
+    quantity="number of the conclusion's ranking statements that fail on the exact expectations",
     check=_violations(1),
     reference=0.0, tolerance=0.0, tolerance_reason=_RANKING,
     chapter=CHAPTER,
@@ -559,11 +567,12 @@ register(Claim(
 
 register(Claim(
     id="000.table1.conclusion2",
-    source=SOURCE + ", conclusion 2 (Sec. 4)",
+    source=cite("000", "Table 1, conclusion 2 (Sec. 4)"),
     statement=("For k >> 1/eps1 and small eps3, the miscalibrated uninformative f4 has lower"
                " expected error than f1 under l1-QECE^conf, l1-QECE^classwise and l2-QECE^conf"
                " (k=50, eps1=0.2, eps3=0.0002, n=2000, m in {10, 20, 50, 100}; smoke size:"
                " n=1000, m in {10, 20, 50})."),
+    quantity="number of the conclusion's ranking statements that fail on the exact expectations",
     check=_violations(2),
     reference=0.0, tolerance=0.0, tolerance_reason=_RANKING,
     chapter=CHAPTER,
@@ -579,12 +588,13 @@ register(Claim(
 
 register(Claim(
     id="000.table1.conclusion3",
-    source=SOURCE + ", conclusion 3 (Sec. 4)",
+    source=cite("000", "Table 1, conclusion 3 (Sec. 4)"),
     statement=("Under the truthful l2-QECE^classwise, f1 has the smallest expected error, and the"
                " slightly miscalibrated informative f2 (eps2 ~ 1/sqrt(n)) beats the uninformative"
                " f3, for every number of bins m: the ranking does not change with m (k=10,"
                " eps1=0.1, eps2=0.02, n=2000, m from 1 to 200, m dividing n or not; smoke size:"
                " n=1000, m up to 100)."),
+    quantity="number of the conclusion's ranking statements that fail on the exact expectations",
     check=_violations(3),
     reference=0.0, tolerance=0.0,
     tolerance_reason=_RANKING + (". Region: m from 1 (one bin) to n/10 (10 samples per bin),"
@@ -604,11 +614,12 @@ register(Claim(
 
 register(Claim(
     id="000.table1.conclusion4",
-    source=SOURCE + ", conclusion 4 (Sec. 4)",
+    source=cite("000", "Table 1, conclusion 4 (Sec. 4)"),
     statement=("Under each non-truthful measure, with eps1 << 1/k (so f1 beats f3) and"
                " eps2 ~ 1/sqrt(n): f2 has higher expected error than f3 for small m (m in {1, 2})"
                " and lower for large m (m in {100, 200}), k=10, eps1=0.01, eps2=0.02, n=2000"
                " (smoke size: n=1000, large m in {50, 100})."),
+    quantity="number of the conclusion's ranking statements that fail on the exact expectations",
     check=_violations(4),
     reference=0.0, tolerance=0.0, tolerance_reason=_RANKING,
     chapter=CHAPTER,
