@@ -187,9 +187,44 @@ def run(config: dict) -> dict:
     return result
 
 
+def _descendants(pid: int) -> list:
+    """The processes below ``pid`` (Linux ``/proc``; empty elsewhere)."""
+    children = {}
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else []:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as fh:
+                parent = int(fh.read().rsplit(b")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(parent, []).append(int(entry))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def _stop_descendants() -> None:
+    """Kill every process the notebook started that is still running.  The worker is their
+    subreaper (:mod:`calnotes._sandbox`), so a process that detached itself is among them;
+    in a PID namespace the kernel would end them anyway when this process exits."""
+    import signal
+    for pid in _descendants(os.getpid()):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
 def main(config: dict, achieved: list) -> None:
     """Run, write the JSON result to ``config["result_fd"]``, and exit."""
+    import signal
+    signal.signal(signal.SIGTERM, lambda *_: (_stop_descendants(), os._exit(143)))
     result = run(config)
+    _stop_descendants()
     result["contained"] = achieved
     data = json.dumps(result).encode()
     fd = int(config["result_fd"])

@@ -225,6 +225,8 @@ def checked_class(tmp_path_factory):
     _notebook(root / "b_escape.ipynb", "M", RIGHT[1], before=[_escape(victim)])
     _notebook(root / "b_noint.ipynb", *RIGHT, before=[
         "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    pass"])
+    _notebook(root / "b_orphan.ipynb", *RIGHT, before=[
+        "import subprocess\nsubprocess.Popen(['sleep', '1371'], start_new_session=True)"])
     (root / "b_broken.ipynb").write_text(json.dumps(
         {"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [
             {"cell_type": "code", "id": "a", "metadata": {"calnotes": {"role": "check"}},
@@ -271,6 +273,19 @@ def test_no_submission_changes_on_disk(checked_class):
     assert _rows(checked_class[1])["c_good"]["ex-001-dkw-m"] == "right"
 
 
+def test_no_process_a_submission_started_outlives_the_check(checked_class):
+    assert _rows(checked_class[1])["b_orphan"]["ex-001-dkw-m"] == "right"
+    assert not [p for p in Path("/proc").iterdir() if p.name.isdigit()
+                and _cmdline(p) == b"sleep\x001371\x00"]
+
+
+def _cmdline(proc) -> bytes:
+    try:
+        return (proc / "cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
 @pytest.mark.skipif(not NAMESPACES, reason="no user namespaces on this machine: "
                     + "; ".join(CONTAINED))
 def test_contained_code_can_write_no_other_file_and_reach_no_network(checked_class):
@@ -282,8 +297,14 @@ def test_uncontained_the_escaping_notebook_does_rewrite_its_neighbour(tmp_path):
     victim = tmp_path / "c_good.ipynb"
     _notebook(victim, *RIGHT)
     _notebook(tmp_path / "b_escape.ipynb", "M", RIGHT[1], before=[_escape(victim)])
-    results = coursework.check_submissions([tmp_path / "b_escape.ipynb"], timeout=20,
+    _notebook(tmp_path / "b_orphan.ipynb", *RIGHT, before=[
+        "import subprocess\nsubprocess.Popen(['sleep', '1372'], start_new_session=True)"])
+    results = coursework.check_submissions([tmp_path / "b_escape.ipynb",
+                                            tmp_path / "b_orphan.ipynb"], timeout=20,
                                            contain=False)
+    # without namespaces the checker's process is the detached one's subreaper and stops it
+    assert not [p for p in Path("/proc").iterdir() if p.name.isdigit()
+                and _cmdline(p) == b"sleep\x001372\x00"]
     assert results[0].status("ex-001-dkw-m") == "not yet"
     assert "4612" not in victim.read_text()                # rewritten
 
