@@ -19,7 +19,7 @@ from fractions import Fraction
 import numpy as np
 
 from .. import population as pop
-from ._registry import Claim, Control, register
+from ._registry import Claim, Control, cite, register
 
 CHAPTER = "book/proper/proper_errors"
 _EXACT = "exact rational arithmetic: an inequality between Fractions holds or it does not"
@@ -70,9 +70,11 @@ def _lemma_d1(size: str, given: str = "f", factor=1) -> float:
 
 register(Claim(
     id="003.lemmaD.1",
-    source="Gruber & Buettner (2022), Lemma D.1",
+    source=cite("003", "Lemma D.1"),
     statement=("CE_S(f) = E[S(f(X), Y)] - E[g_S(P_{Y|f(X)})] for every proper score: exactly"
                " (Fractions) for Brier, to rounding for log and spherical."),
+    quantity=("largest |CE_S − (E S(f(X), Y) − E g_S(P_{Y|f(X)}))| over the populations and the "
+              "three scores"),
     check=_lemma_d1, reference=0.0, tolerance=1e-12,
     tolerance_reason=(_FLOAT + "; the Brier identity is required exactly. The populations"
                       " (k = 2..5, 6-12 atoms, positive truths) force atoms sharing a"
@@ -133,8 +135,26 @@ _T31_REGION = (" Instances: {n} random populations with forced collisions (k = 2
                " so the control tightening the constant by 1% must fail.")
 
 
+_T31_QUANTITY = {
+    "003.thm3.1.brier_le_2": "smallest 2 − BS over the instances",
+    "003.thm3.1.brier_ge_ce2": "smallest BS − CE₂² over the instances",
+    "003.thm3.1.ce_norm_order": ("smallest n^(1/p−1/q) CE_q − CE_p over the instances and the"
+                                 " pairs p ≤ q"),
+    "003.thm3.1.sqrt_brier_ge_ce_p": "smallest n^(1/p−1/2) √BS − CE_p over the instances and p",
+    "003.thm3.1.ce_ge_cwce": "smallest CE_p^p − CWCE_p^p over the instances and p = 1, 2, 3",
+    "003.thm3.1.cwce_le_2": "smallest 2 − CWCE_p^p over the instances and p = 1, 2, 3",
+    "003.thm3.1.cwce_ge_tce.proof_reading": ("smallest CWCE_p^p − TCE_p^p (class-wise reading)"
+                                             " over the instances and p = 1, 2, 3"),
+    "003.thm3.1.tce_p_ge_tce_1": "smallest TCE_p^p − TCE_1^p over the instances and p = 2, 3",
+    "003.thm3.1.tce_ge_ks": "smallest TCE_1 − KS (the proof's reading) over the instances",
+    "003.thm3.1.tce_ge_ece": "smallest TCE_1 − ECE over the instances and the six binnings",
+    "003.thm3.1.mmce_le_c_tce": "smallest c·TCE_1 − MMCE over the instances and the three kernels",
+}
+"""Claim id -> what the Thm 3.1 inequality's check measures (the claim line's quantity)."""
+
+
 def _ineq31(id_, statement, tightened, sides, seed, sharp, *, exact=True, min_classes=2,
-            bound_on_left=False, source="Gruber & Buettner (2022), Thm 3.1, eq. (6)"):
+            bound_on_left=False, source=cite("003", "Thm 3.1", "eq. (6)")):
     """Register ``L >= R`` (measured: min of ``L - R``) with the control ``L >= 1.01 R``.
 
     The control is a scaled neighbour: the statement's constant multiplied by 1.01 (``R``'s
@@ -143,7 +163,7 @@ def _ineq31(id_, statement, tightened, sides, seed, sharp, *, exact=True, min_cl
     _SIDES[id_] = (seed, min_classes, sides)
     factor = _TIGHT if exact else float(_TIGHT)
     register(Claim(
-        id=id_, source=source, statement=statement,
+        id=id_, source=source, statement=statement, quantity=_T31_QUANTITY[id_],
         check=partial(_t31_slack, id_), reference=0.0, comparison="ge",
         tolerance=0.0 if exact else 1e-12,
         tolerance_reason=(_EXACT if exact else _FLOAT) + "." + _T31_REGION.format(
@@ -290,8 +310,9 @@ _CWCE_EVIDENCE = (
 
 register(Claim(
     id="003.thm3.1.cwce_ge_tce",
-    source="Gruber & Buettner (2022), Thm 3.1, eq. (6) and (16)",
+    source=cite("003", "Thm 3.1", "eq. (6) and (16)"),
     statement="CWCE_p(f) >= TCE_p(f) with TCE_p as defined in Def C.1.",
+    quantity="smallest CWCE_1 − TCE_1 (Def C.1) over the populations and the counterexample",
     check=_cwce_ge_tce_printed, reference=0.0, comparison="ge", tolerance=0.0,
     tolerance_reason=_EXACT, chapter=CHAPTER, expect="disagrees", evidence=_CWCE_EVIDENCE,
     correction=("CWCE_p >= TCE_p holds when P(Y = C | f_C(X)) is read class-wise, as step (ii)"
@@ -310,8 +331,9 @@ def _cwce0_tce0(size: str) -> float:
 
 register(Claim(
     id="003.thm3.1.cwce0_implies_tce0",
-    source="Gruber & Buettner (2022), Thm 3.1, eqs. (5) and (9)",
+    source=cite("003", "Thm 3.1", "eqs. (5) and (9)"),
     statement="CWCE_p(f) = 0 implies TCE_p(f) = 0 (Def C.1 conditioning on the confidence).",
+    quantity="TCE_1 of a class-wise calibrated distribution (CWCE_1 = 0)",
     check=_cwce0_tce0, reference=0.0, tolerance=0.0, tolerance_reason=_EXACT, chapter=CHAPTER,
     expect="disagrees", evidence=_CWCE_EVIDENCE.replace("Step (ii) of eq. (16)", "Eq. (9)"),
     correction=("Calibration (CE_p = 0) implies TCE_p = 0 (003.thm3.1.ce0_implies_tce0);"
@@ -349,8 +371,10 @@ _KS_EVIDENCE = (
 
 register(Claim(
     id="003.thm3.1.tce_ge_ks.definition",
-    source="Gruber & Buettner (2022), Def C.2 and Thm 3.1, eq. (18)",
+    source=cite("003", "Def C.2 and Thm 3.1", "eq. (18)"),
     statement="TCE_1(f) >= KS(f) with KS read literally as Def C.2.",
+    quantity=("smallest TCE_1 − KS (Def C.2 read literally) over the populations and the binary "
+              "instance"),
     check=_tce_ge_ks_definition, reference=0.0, comparison="ge", tolerance=0.0,
     tolerance_reason=_EXACT, chapter=CHAPTER, expect="disagrees", evidence=_KS_EVIDENCE,
     correction=("TCE_1 >= KS and TCE_p = 0 <=> KS = 0 hold for the KS the proof integrates (the"
@@ -369,8 +393,9 @@ def _tce_ge_c_mmce(size: str) -> float:
 
 register(Claim(
     id="003.thm3.1.tce_ge_c_mmce",
-    source="Gruber & Buettner (2022), Thm 3.1, eq. (6)",
+    source=cite("003", "Thm 3.1", "eq. (6)"),
     statement="TCE_1(f) >= c MMCE(f) with c = sqrt(max_r k(r, r)), as printed.",
+    quantity="smallest TCE_1 − c·MMCE (Laplacian kernel scaled by 4, c = 2) over the populations",
     check=_tce_ge_c_mmce, reference=0.0, comparison="ge", tolerance=1e-12,
     tolerance_reason=_FLOAT, chapter=CHAPTER, expect="disagrees",
     evidence=("MMCE = ||E[delta k(r, .)]||_H <= E|delta| sup_r ||k(r, .)||_H = c TCE_1, since"
@@ -425,8 +450,9 @@ def _bs0_implies_ce0(size: str, blur: bool = False) -> float:
 
 register(Claim(
     id="003.thm3.1.bs0_implies_ce0",
-    source="Gruber & Buettner (2022), Thm 3.1, eqs. (5) and (7)",
+    source=cite("003", "Thm 3.1", "eqs. (5) and (7)"),
     statement="BS(f) = 0 implies CE_p(f) = 0 and KCE(f) = 0.",
+    quantity="number of populations with BS = 0 whose CE_1 or SKCE is not 0",
     check=_bs0_implies_ce0, reference=0.0, tolerance=0.0,
     tolerance_reason=_COUNT + "; SKCE is zero when below 1e-15 (float64 rounding of zero)."
     " Instances: one-hot truths predicted exactly, k = 2..5, 2..9 atoms (repeated labels: tied"
@@ -460,9 +486,11 @@ def _ce0_not_bs0(size: str, shift: int = 0, point_mass: bool = False) -> float:
 
 register(Claim(
     id="003.thm3.1.ce0_not_bs0",
-    source="Gruber & Buettner (2022), Thm 3.1, proof of eq. (7)",
+    source=cite("003", "Thm 3.1", "proof of eq. (7)"),
     statement=("The converse fails: the constant predictor f = P_Y is calibrated (CE_p = 0) yet"
                " has BS > 0 (measured: populations where this fails)."),
+    quantity=("number of populations whose constant predictor P_Y does not have CE_1 = 0 with BS "
+              "> 0"),
     check=_ce0_not_bs0, reference=0.0, tolerance=0.0,
     tolerance_reason=_COUNT + ". Instances: the random family, k = 2..5, whose label laws are"
     " never point masses (for a point mass P_Y = e_y the constant predictor has BS = 0).",
@@ -520,9 +548,10 @@ def _calibrated_equivalences(size: str, kernel="laplacian", reading: str = "cano
 
 register(Claim(
     id="003.thm3.1.calibrated_iff_ce0_iff_kce0",
-    source="Gruber & Buettner (2022), Thm 3.1, eqs. (5) and (7)",
+    source=cite("003", "Thm 3.1", "eqs. (5) and (7)"),
     statement=("f is calibrated iff CE_p(f) = 0 iff KCE(f) = 0 (Laplacian kernel, characteristic):"
                " distributions where the three disagree."),
+    quantity="number of distributions where 'calibrated', 'CE₂ = 0' and 'SKCE = 0' disagree",
     check=_calibrated_equivalences, reference=0.0, tolerance=0.0,
     tolerance_reason=_COUNT + "; SKCE is zero when below 1e-15 (float64 rounding of zero)."
     " Instances (k = 2..5): 20 (smoke) or 200 (full) random populations with forced"
@@ -587,9 +616,10 @@ def _implication(size: str, premise: int, conclusion: int, *, minimum: int = 1) 
 
 register(Claim(
     id="003.thm3.1.ce0_implies_cwce0",
-    source="Gruber & Buettner (2022), Thm 3.1, eqs. (5) and (8)",
+    source=cite("003", "Thm 3.1", "eqs. (5) and (8)"),
     statement=("CE_p(f) = 0 implies CWCE_p(f) = 0: calibrated populations (random ones"
                " recalibrated) with nonzero CWCE."),
+    quantity="number of calibrated instances (CE_1 = 0) whose CWCE_1 is not 0",
     check=partial(_implication, premise=0, conclusion=1, minimum=20), reference=0.0,
     tolerance=0.0, tolerance_reason=_COUNT + ". Instances: 20 (smoke) or 200 (full) random"
     " populations (k = 2..5, several prediction values, ties), their recalibrations and as"
@@ -609,9 +639,10 @@ register(Claim(
 
 register(Claim(
     id="003.thm3.1.ce0_implies_tce0",
-    source="Gruber & Buettner (2022), Thm 3.1, eq. (5) (corrected chain)",
+    source=cite("003", "Thm 3.1", "eq. (5) (corrected chain)"),
     statement=("CE_p(f) = 0 implies TCE_p(f) = 0 with TCE_p as in Def C.1 (P(Y = C | f_C(X)) is"
                " E[P(Y = C | f(X)) | f_C(X)]): what survives of eq. (9)."),
+    quantity="number of calibrated instances (CE_1 = 0) whose TCE_1 is not 0",
     check=partial(_implication, premise=0, conclusion=2, minimum=20), reference=0.0,
     tolerance=0.0, tolerance_reason=_COUNT + ". Instances: those of"
     " 003.thm3.1.ce0_implies_cwce0 and the class-wise calibrated counterexample to eq. (9).",
@@ -686,9 +717,11 @@ def tce_zero_coverage(size: str = "smoke") -> dict:
 
 register(Claim(
     id="003.thm3.1.tce0_iff_mmce0_iff_ks0",
-    source="Gruber & Buettner (2022), Thm 3.1, eqs. (5), (9)-(11)",
+    source=cite("003", "Thm 3.1", "eqs. (5), (9)-(11)"),
     statement=("TCE_p(f) = 0 iff MMCE(f) = 0 iff KS(f) = 0 (proof's reading), and then ECE(f) = 0:"
                " violations over random and top-label-calibrated distributions."),
+    quantity=("number of distributions where TCE_1 = 0, MMCE = 0 and KS = 0 disagree, or TCE_1 = "
+              "0 without ECE = 0"),
     check=_tce0_iff, reference=0.0, tolerance=0.0,
     tolerance_reason=_COUNT + "; MMCE counts as zero below 1e-8 (the square root of a"
     " rounded zero quadratic form reaches about 1e-10; the smallest nonzero Laplacian MMCE of"
@@ -732,8 +765,9 @@ def _ece0_not_tce0(size: str, bins: int = 2) -> float:
 
 register(Claim(
     id="003.thm3.1.ece0_not_tce0",
-    source="Gruber & Buettner (2022), Thm 3.1 (after eq. (11))",
+    source=cite("003", "Thm 3.1", "after eq. (11)"),
     statement="ECE(f) = 0 does not imply TCE_1(f) = 0: an exhibited instance has TCE_1 = 1/8.",
+    quantity="TCE_1 of the exhibited instance with ECE = 0",
     check=_ece0_not_tce0, reference=0.125, tolerance=0.0,
     tolerance_reason="exact rational value of the two-atom instance", chapter=CHAPTER,
     expect="illustrates",
@@ -786,9 +820,10 @@ def _ece0_not_mmce0(size: str, kernel="laplacian", calibrated: bool = False) -> 
 
 register(Claim(
     id="003.thm3.1.ece0_not_mmce0",
-    source="Gruber & Buettner (2022), Thm 3.1, proof (TCE_1 >= c MMCE)",
+    source=cite("003", "Thm 3.1", "proof of TCE_1 ≥ c·MMCE"),
     statement=("ECE(f) = 0 does not imply MMCE(f) = 0, so ECE(f) >= c MMCE(f) fails: populations"
                " with ECE = 0 and TCE_1 > 0 where it holds (Laplacian kernel, c = 1)."),
+    quantity="number of populations with ECE = 0 and TCE_1 > 0 on which ECE ≥ c·MMCE holds",
     check=_ece0_not_mmce0, reference=0.0, tolerance=0.0,
     tolerance_reason=_COUNT + "; c MMCE counts as positive above 1e-8 (rounding of a zero"
     " MMCE stays below about 1e-10; the smallest MMCE here is about 2e-4). Instances: the two-bin instance of 003.thm3.1.ece0_not_tce0 and 20 (smoke) or 200"
@@ -826,10 +861,11 @@ def _eq14(size: str, inner: float | None = None, factor: float = 1.0) -> float:
 
 register(Claim(
     id="003.thm3.1.eq14",
-    source="Gruber & Buettner (2022), Thm 3.1, proof, eq. (14)",
+    source=cite("003", "Thm 3.1", "proof, eq. (14)"),
     statement=("CE_p(f) = || ||Delta||_(R^n, p) ||_(L^p) = || (||Delta_1||_(L^p), ...,"
                " ||Delta_n||_(L^p)) ||_(R^n, p): the vector p-norm and the L^p norm commute"
                " (measured: largest relative gap, p = 1, 1.5, 2, 3; the first also equals ce_p)."),
+    quantity="largest relative gap between the two orders of the norms over the instances and p",
     check=_eq14, reference=0.0, tolerance=1e-12,
     tolerance_reason="float64: both orders sum at most a few hundred terms of size <= 1 and take"
     " p-th roots, relative rounding below 1e-14. Instances: those of the Thm 3.1 inequalities"
@@ -879,11 +915,12 @@ def _prop32(size: str, bound: str = "printed", classes=None) -> float:
 
 register(Claim(
     id="003.prop3.2",
-    source="Gruber & Buettner (2022), Prop 3.2",
+    source=cite("003", "Prop 3.2"),
     statement=("For n = 3, 4 and 5 classes there are distributions where CWCE_p, TCE_p, KS, ECE"
                " and MMCE are all zero yet CE_2(f) >= 1 - 1/n (with eps = 0): a mixed-integer"
                " search over a rational grid finds one per n, and exact arithmetic confirms it"
                " (measured: the smallest CE_2 - (1 - 1/n) over n)."),
+    quantity="smallest CE₂ − (1 − 1/n) over n = 3, 4, 5 on the instances found",
     check=_prop32, reference=0.0, comparison="ge", tolerance=0.0,
     tolerance_reason=("every error is an exact Fraction; CE_2 is the root of one. Covers n ="
                       " 3, 4, 5 (grids 4, 4, 3 at smoke; 8, 5, 3 at full); n = 2 is the"
@@ -918,10 +955,11 @@ def _prop32_binary(size: str) -> float:
 
 register(Claim(
     id="003.prop3.2.binary",
-    source="Gruber & Buettner (2022), Prop 3.2 (n = 2)",
+    source=cite("003", "Prop 3.2", "n = 2"),
     statement=("For n = 2 classes, every eps > 0 admits a distribution with CWCE_p, TCE_p, KS,"
                " ECE and MMCE zero and CE_2(f) >= 1 - 1/2 - eps (measured: the largest CE_2 -"
                " 1/2 with every common error zero)."),
+    quantity="largest CE₂ − 1/2 over binary distributions with every common error 0",
     check=_prop32_binary, reference=0.0, comparison="ge", tolerance=0.0,
     tolerance_reason="exact Fractions; CWCE_p^p = CE_p^p is compared exactly",
     chapter=CHAPTER, expect="disagrees",
@@ -976,10 +1014,11 @@ def _upper_bound(size: str, slack=_upper_bound_slack) -> float:
 
 register(Claim(
     id="003.thm4.3.upper_bound",
-    source="Gruber & Buettner (2022), Thm 4.3 (App. D.7, eq. (35))",
+    source=cite("003", "Thm 4.3", "App. D.7, eq. (35)"),
     statement=("U_S(f) = E[S(f(X), Y)] - inf_P g_S(P) >= CE_S(f) for the Brier (exactly), log"
                " and spherical scores (inf g_S = 0, attained at the vertices); attained when"
                " the prediction determines the label (measured: the smallest slack)."),
+    quantity="smallest U_S − CE_S over the populations and the three scores",
     check=_upper_bound, reference=0.0, comparison="ge", tolerance=1e-12,
     tolerance_reason=(_FLOAT + ". Covers the random family (k = 2..5, positive predictions)"
                       " and each member's twin with one-hot truths, where P_{Y|f(X)} is a vertex"
@@ -1026,10 +1065,12 @@ def _accuracy_limit(size: str) -> float:
 
 register(Claim(
     id="003.thm4.3.accuracy_limit",
-    source="Gruber & Buettner (2022), Thm 4.3 (App. D.7, eq. (36))",
+    source=cite("003", "Thm 4.3", "App. D.7, eq. (36)"),
     statement=("U_S(f) - CE_S(f) = E[g_S(P_{Y|f(X)})] -> 0 as ACC(f) -> 1: at accuracy about"
                " 1 - 1e-6 the gap is within the modulus of continuity of g_S at the vertices"
                " (measured: gap / modulus at e = 1 - ACC; Brier, log, spherical)."),
+    quantity=("largest (U_S − CE_S) / (modulus of continuity of g_S at 1 − ACC) over the three "
+              "scores"),
     check=_accuracy_limit, reference=1.0, comparison="le", tolerance=1e-9,
     tolerance_reason=("with e = 1 - max q: g_Brier(q) = 1 - ||q||^2 <= 2e, Fano's H(q) <= h(e) +"
                       " e log(k - 1), g_sph(q) = 1 - ||q|| <= e; all are concave and increasing"
@@ -1117,11 +1158,13 @@ def _prop45(size: str, maps: str = "injective") -> float:
 
 register(Claim(
     id="003.prop4.5",
-    source="Gruber & Buettner (2022), Prop 4.5 (App. D.8)",
+    source=cite("003", "Prop 4.5", "App. D.8"),
     statement=("For an injective recalibration h, U_S(h o f) - U_S(f) = CE_S(h o f) - CE_S(f):"
                " the upper bound measures the change of the calibration error exactly"
                " (h(p) = (1 - lam) p + lam/k with lam = 1/3, 9/10, and a cyclic shift of the"
                " classes; Brier, exact Fractions)."),
+    quantity=("largest |(U_S(h∘f) − U_S(f)) − (CE_S(h∘f) − CE_S(f))| over the populations and "
+              "the maps h"),
     check=_prop45, reference=0.0, tolerance=0.0,
     tolerance_reason=(_EXACT + ". The family (k = 2..5) forces atoms sharing a prediction,"
                       " which is where P_{Y|f(X)} differs from P_{Y|X} and the entropy terms"
@@ -1156,10 +1199,12 @@ def _prop45_needs_injective(size: str, transform: str = "prop_d2") -> float:
 
 register(Claim(
     id="003.prop4.5.injectivity",
-    source="Gruber & Buettner (2022), Prop 4.5, step (i) of eq. (38)",
+    source=cite("003", "Prop 4.5", "step (i) of eq. (38)"),
     statement=("Injectivity is needed: for the non-injective accuracy-preserving transform of"
                " Prop D.2 the identity fails (measured: the fraction of random distributions on"
                " which it fails)."),
+    quantity=("fraction of distributions on which the identity fails for the non-injective t^f "
+              "of Prop D.2"),
     check=_prop45_needs_injective, reference=0.5, comparison="ge", tolerance=0.0,
     tolerance_reason=("a fraction of exact comparisons; merging predictions changes"
                       " E[g_S(P_{Y|f(X)})] unless the merged conditionals coincide, which random"
@@ -1215,9 +1260,10 @@ def _prop_e2(size: str, reverse: bool = False, factor=1) -> float:
 
 register(Claim(
     id="003.propE.2",
-    source="Gruber & Buettner (2022), Prop E.2 (eqs. (44)-(45))",
+    source=cite("003", "Prop E.2", "eqs. (44)-(45)"),
     statement=("SHARP_S(f) >= SHARP_S(m o f) for every map m of the predictions (Brier,"
                " random merging maps, exact): post-processing cannot add information."),
+    quantity="smallest SHARP_S(f) − SHARP_S(m∘f) over the populations and the merges m",
     check=_prop_e2, reference=0.0, comparison="ge", tolerance=0.0,
     tolerance_reason=(_EXACT + ". Random merges of the distinct predictions of 20 / 200"
                       " populations (k = 2..5, atoms sharing predictions forced) into at most"
@@ -1276,10 +1322,12 @@ def _app_e1(size: str, key: str = "claim") -> float:
 
 register(Claim(
     id="003.appE.1",
-    source="Gruber & Buettner (2022), App. E.1.2 (eqs. (42)-(43)) and Prop E.2",
+    source=cite("003", "App. E.1.2 and Prop E.2", "eqs. (42)-(43)"),
     statement=("The top-label recalibration t^f(p) = P(Y | argmax f(X) = argmax p) makes f"
                " calibrated, keeps the accuracy when every predicted label is its group's most"
                " likely outcome, and does not increase sharpness (violations, exact)."),
+    quantity=("number of violations over the populations (t^f∘f not calibrated, accuracy changed "
+              "under the hypothesis, sharpness increased)"),
     check=_app_e1, reference=0.0, tolerance=0.0,
     tolerance_reason=(_COUNT + ". 20 / 200 populations, k = 2..5, with and without the"
                       " accuracy hypothesis (groups whose most likely outcome is another label"
@@ -1327,10 +1375,11 @@ def _lemma_e1(size: str, key: str = "claim") -> float:
 
 register(Claim(
     id="003.lemmaE.1",
-    source="Gruber & Buettner (2022), Lemma E.1 (Vaicenavicius et al. 2019, Prop 1)",
+    source=cite("003", "Lemma E.1", "Vaicenavicius et al. 2019, Prop 1"),
     statement=("P(Y | P(Y | X)) = P(Y | X), exactly on finite distributions: with atoms sharing"
                " their true conditional (h = id) and for P(Y | P(Y | f(X))) = P(Y | f(X)) (h ="
                " f; measured: populations where either fails)."),
+    quantity="number of populations where P(Y | P(Y | h(X))) ≠ P(Y | h(X)), for h = id or h = f",
     check=_lemma_e1, reference=0.0, tolerance=0.0,
     tolerance_reason=(_COUNT + "; exact Fractions. 20 / 200 populations (k = 2..5), truth rows"
                       " shared by every third atom so that conditioning on P(Y|X) merges atoms,"
@@ -1409,11 +1458,13 @@ def _app_e11(size: str, key: str = "claim") -> float:
 
 register(Claim(
     id="003.appE.1.binary",
-    source="Gruber & Buettner (2022), App. E.1.1 (eqs. (40)-(41))",
+    source=cite("003", "App. E.1.1", "eqs. (40)-(41)"),
     statement=("For a scalar binary f, t^f(p) = P(Y = 1 | f(X) < 1/2) for p < 1/2 and"
                " P(Y = 1 | f(X) >= 1/2) otherwise makes t^f o f calibrated, and keeps the"
                " accuracy of the prediction 1{f >= 1/2} exactly when a = P(Y = 1 | f < 1/2) <="
                " 1/2 <= b = P(Y = 1 | f >= 1/2) (measured: violations, exact)."),
+    quantity=("number of violations over the populations (t^f∘f not calibrated, or accuracy kept "
+              "although a ≤ 1/2 ≤ b fails, or changed although it holds)"),
     check=_app_e11, reference=0.0, tolerance=0.0,
     tolerance_reason=(_COUNT + "; exact Fractions. 21 / 201 populations of 2-8 atoms on the"
                       " grid f in {0, 1/8, ..., 1} with an atom at f = 1/2 exactly, truths in"
@@ -1433,9 +1484,10 @@ register(Claim(
 
 register(Claim(
     id="003.appE.1.binary.accuracy",
-    source="Gruber & Buettner (2022), App. E.1.1 (after eq. (41))",
+    source=cite("003", "App. E.1.1", "after eq. (41)"),
     statement=("If P(Y = 1 | f(X) < 0.5) < P(Y = 1 | f(X) >= 0.5), then t^f o f has the same"
                " accuracy as f (measured: populations with a < b whose accuracy changes)."),
+    quantity="number of populations with a < b whose accuracy changes under t^f",
     check=functools.partial(_app_e11, key="printed"), reference=0.0, tolerance=0.0,
     tolerance_reason=_COUNT + "; exact Fractions",
     chapter=CHAPTER, expect="disagrees",
@@ -1573,17 +1625,17 @@ _FD = ("relative gap between a central difference of the library's mu_(n) and th
        " 200 random 15-bin populations (bin gaps N(0, 0.08), clipped accuracies included) at"
        " 10 sizes n in [2, 1e5]")
 _P33_WHAT = {
-    "d1": ("monotone", "Prop 3.3 (App. D.5, eq. (31))",
+    "d1": ("monotone", "App. D.5, eq. (31)",
            "d mu_(n)/dn < 0: mu_(n) is strictly decreasing in n, with d mu/dn = -sum_j p_j^2"
            " sqrt(2/pi) exp(-mu_j^2 / 2 sigma_j^2) sigma_j / (2 n_j), n_j = n p_j (every term"
            " negative; eq. (31) by the chain rule with dn_j/dn = p_j)",
            "eq. (31) as printed (dn_j/dn = 1: one factor p_j less in every term)"),
-    "d2": ("convex", "Prop 3.3 (App. D.5, eq. (32))",
+    "d2": ("convex", "App. D.5, eq. (32)",
            "d^2 mu_(n)/dn^2 > 0: mu_(n) is strictly convex in n, with d^2 mu/dn^2 = sum_j p_j^3"
            " sqrt(2/pi) exp(-mu_j^2 / 2 sigma_j^2) (mu_j^2 / sigma_j + 3 sigma_j) / (4 n_j^2)"
            " (every term positive)",
            "eq. (32) as printed (dn_i/dn = 1: p_j for p_j^3)"),
-    "cross": ("cross", "Prop 3.3 (App. D.5, eqs. (33)-(34))",
+    "cross": ("cross", "App. D.5, eqs. (33)-(34)",
               "d^2 mu_(n) / (dn dECE) > 0 through a miscalibrated bin (mu_j != 0): it equals"
               " p_j |mu_j| sqrt(2/pi) exp(-mu_j^2 / 2 sigma_j^2) / (2 n_j sigma_j) > 0, the"
               " ECE moving by p_j d|mu_j| with sigma_j fixed (bins with |mu_j| >= 1e-3)",
@@ -1605,14 +1657,18 @@ def _p33_controls(which):
     )
 
 
+_P33_QUANTITY = {"d1": "dμ/dn", "d2": "d²μ/dn²", "cross": "d²μ/(dn dECE)"}
+
 for _which, (_name, _source, _what, _printed) in _P33_WHAT.items():
     register(Claim(
         id=f"003.prop3.3.{_name}",
-        source=f"Gruber & Buettner (2022), {_source}",
+        source=cite("003", "Prop 3.3", _source),
         statement=(f"The folded-normal approximation mu_(n) of eq. (22) satisfies {_what}"
                    " (measured: the largest relative gap between a central difference of"
                    " mu_(n) and the closed form; a wrong sign measures inf)."),
         check=functools.partial(_prop33, which=_which),
+        quantity=("largest relative gap between a central difference of μ_(n) and the closed"
+                  f" form of {_P33_QUANTITY[_which]} over the populations and sizes"),
         reference=0.0, tolerance=_P33_TOL, tolerance_reason=_FD, chapter=CHAPTER,
         controls=_p33_controls(_which),
     ))
@@ -1625,10 +1681,12 @@ def _prop33_printed_derivatives(size: str) -> float:
 
 register(Claim(
     id="003.prop3.3.printed_derivatives",
-    source="Gruber & Buettner (2022), Prop 3.3 proof (App. D.5, eqs. (31)-(33))",
+    source=cite("003", "Prop 3.3", "proof, App. D.5, eqs. (31)-(33)"),
     statement=("The closed forms printed for d mu/dn (eq. (31)), d^2 mu/dn^2 (eq. (32)) and"
                " d^2 mu/(dn d mu_i^2) (eq. (33)) are the derivatives of mu_(n) (measured: the"
                " smallest of their largest relative gaps to central differences)."),
+    quantity=("smallest, over the three printed closed forms, of the largest relative gap to "
+              "central differences of μ_(n)"),
     check=_prop33_printed_derivatives, reference=0.0, tolerance=_P33_TOL,
     tolerance_reason=_FD, chapter=CHAPTER, expect="disagrees",
     evidence=("The proof writes the chain rule with dn_j/dn = 1 (eq. (31): 'sum_j 1 . ...',"
@@ -1680,11 +1738,13 @@ def _prop33_calibrated_bin(size: str) -> float:
 
 register(Claim(
     id="003.prop3.3.cross.calibrated_bin",
-    source="Gruber & Buettner (2022), Prop 3.3 (App. D.5, eqs. (33)-(34))",
+    source=cite("003", "Prop 3.3", "App. D.5, eqs. (33)-(34)"),
     statement=("d^2 mu_(n) / (dn dECE) > 0 for every bin i, as printed (eq. (34) for every"
                " i), including a calibrated bin (mu_i = 0): measured, the derivative through a"
                " calibrated bin as a fraction of its value one sigma_i off, which the printed"
                " statement needs above the check's resolution 1e-3."),
+    quantity=("largest d²μ/(dn dECE) through a calibrated bin, as a fraction of its value one σ "
+              "off"),
     check=_prop33_calibrated_bin, reference=1e-3, comparison="ge", tolerance=0.0,
     tolerance_reason=("the resolution: the Richardson extrapolation 2 Q(t) - Q(2t) of the"
                       " one-sided difference quotient (t = 0.01 sigma_i) leaves O(t^2 /"
@@ -1767,13 +1827,15 @@ def _estimator_law_gap(size: str, factor: float = 1.0) -> float:
 
 register(Claim(
     id="003.prop3.3.estimator_law",
-    source="Gruber & Buettner (2022), Prop 3.3 (App. D.5, eq. (25))",
+    source=cite("003", "Prop 3.3", "App. D.5, eq. (25)"),
     statement=("The binned ECE of eq. (25) (top-label confidence, equal-width bins;"
                " calnotes.measures.binned_ece through calnotes.measures.confidence) has"
                " expectation sum_i E|n_i conf_i - A_i| / n with n_i ~ Bin(n, p_i) and A_i | n_i ~"
                " Bin(n_i, acc_i) when each bin holds one confidence value: the exact law that"
                " 003.prop3.3.approximation compares mu_(n) with (measured: the relative gap"
                " between the estimator's mean over every test set and the binomial formula)."),
+    quantity=("largest relative gap between the binned ECE's mean over every test set and the "
+              "binomial formula"),
     check=_estimator_law_gap, reference=0.0, tolerance=1e-9,
     tolerance_reason=("both sides exact up to float64 rounding (at most 1,024 weighted terms of"
                       " size <= 1, relative rounding below 1e-13), so a 1e-9 relative"
@@ -1825,11 +1887,12 @@ def _prop33_approximation(size: str, bias_factor: float = 1.0) -> float:
 
 register(Claim(
     id="003.prop3.3.approximation",
-    source="Gruber & Buettner (2022), Prop 3.3 (App. D.5, eqs. (22)-(30))",
+    source=cite("003", "Prop 3.3", "App. D.5, eqs. (22)-(30)"),
     statement=("E[ECE_hat_(n)] ~ mu_(n) >= ECE: for bins that each hold one confidence value,"
                " the exact expectation of the binned ECE (binomial bin counts and hits, eq."
                " (25)) agrees with mu_(n) to within 1% (measured: the largest relative error;"
                " calibrated and miscalibrated populations of 5-15 bins, n = 500 to 10,000)."),
+    quantity="largest relative error of μ_(n) against the exact expected binned ECE",
     check=_prop33_approximation, reference=0.0, tolerance=0.01,
     tolerance_reason=("an approximation: step (i) of eq. (26) ignores the randomness of n_i"
                       " (it adds p_i (1 - p_i) mu_i^2 / n to the variance of a bin's term, and a"
@@ -1965,10 +2028,11 @@ _APP_F_REGION = (" 20 / 200 random populations (k = 2..5, predictions shared by 
 
 register(Claim(
     id="003.appF.calibration_term",
-    source="Gruber & Buettner (2022), App. F, eqs. (52)-(55)",
+    source=cite("003", "App. F", "eqs. (52)-(55)"),
     statement=("The U-score S(P1, P2, y1, y2) = (P1 - e_y1)^T k(P1, P2) (P2 - e_y2) has entropy"
                " g_S = 0 and its expected score E S(f(X1), f(X2), Y1, Y2) is the SKCE of f"
                " (Laplacian kernel; labels enumerated, measured: the largest difference)."),
+    quantity="largest |E S(f(X₁), f(X₂), Y₁, Y₂) − SKCE(f)| over the populations",
     check=functools.partial(_app_f_value, key="calibration_term"), reference=0.0,
     tolerance=1e-12, tolerance_reason=_FLOAT + "." + _APP_F_REGION, chapter=CHAPTER,
     controls=(
@@ -1983,10 +2047,11 @@ register(Claim(
 ))
 register(Claim(
     id="003.appF.proper",
-    source="Gruber & Buettner (2022), App. F, Def F.3 and eq. (55)",
+    source=cite("003", "App. F", "Def F.3 and eq. (55)"),
     statement=("The SKCE U-score is proper: its expected U-divergence is >= 0 = g_S (measured:"
                " the smallest expected score over random distributions and their"
                " recalibrations, where it is 0)."),
+    quantity="smallest expected U-divergence over the distributions and their recalibrations",
     check=functools.partial(_app_f_value, key="proper"), reference=0.0, comparison="ge",
     tolerance=1e-15,
     tolerance_reason=("a quadratic form of a positive definite Gram matrix: >= 0 up to float64"
@@ -2003,10 +2068,12 @@ register(Claim(
 ))
 register(Claim(
     id="003.appF.not_strictly_proper",
-    source="Gruber & Buettner (2022), App. F (after eq. (55))",
+    source=cite("003", "App. F", "after eq. (55)"),
     statement=("... but not strictly proper: the recalibrated predictor E[Y | f(X)] differs from"
                " P(Y | X) yet has expected U-divergence 0 (measured: distributions where it does"
                " not)."),
+    quantity=("number of distributions whose recalibrated predictor (≠ P(Y | X)) has an expected "
+              "U-divergence other than 0"),
     check=functools.partial(_app_f_value, key="not_strict"), reference=0.0, tolerance=0.0,
     tolerance_reason=(_COUNT + "; zero means below 1e-15 (rounding)." + _APP_F_REGION),
     chapter=CHAPTER,
@@ -2021,9 +2088,10 @@ register(Claim(
 ))
 register(Claim(
     id="003.appF.no_sharpness",
-    source="Gruber & Buettner (2022), App. F (after eq. (55))",
+    source=cite("003", "App. F", "after eq. (55)"),
     statement=("E d_S(P_Y, P_Y, P_{Y|f(X)}, P_{Y|f(X')}) = 0: the SKCE's score measures"
                " calibration only and ignores sharpness (measured: the largest value)."),
+    quantity="largest |E d_S(P_Y, P_Y, P_{Y|f(X)}, P_{Y|f(X')})| over the populations",
     check=functools.partial(_app_f_value, key="sharpness"), reference=0.0, tolerance=1e-15,
     tolerance_reason=("float64 rounding of a quadratic form that is exactly 0." + _APP_F_REGION),
     chapter=CHAPTER, expect="illustrates",
@@ -2075,12 +2143,14 @@ def _app_f_strict_counts(size: str) -> dict:
 
 register(Claim(
     id="003.appF.strictly_proper",
-    source="Gruber & Buettner (2022), App. F (after eq. (51))",
+    source=cite("003", "App. F", "after eq. (51)"),
     statement=("For a strictly proper U-score, CE_S(f) = 0 iff f is calibrated: for S ="
                " ||P1 - e_y1||^2 + ||P2 - e_y2||^2 + (P1 - e_y1)^T k(P1, P2) (P2 - e_y2)"
                " (r = 2, Laplacian kernel) the expected U-divergence is positive at every P !="
                " P(Y|X) tried, and CE_S (eq. (51), labels enumerated) is zero exactly on the"
                " calibrated predictors (measured: mismatches)."),
+    quantity=("number of mismatches of 'CE_S = 0 iff calibrated' and of a positive divergence at "
+              "P ≠ P(Y | X)"),
     check=lambda size: float(_app_f_strict_counts(size)["strict"]), reference=0.0,
     tolerance=0.0,
     tolerance_reason=(_COUNT + "; zero means below 1e-12 (float64 rounding of sums of size"
@@ -2147,12 +2217,13 @@ def _u_statistic_unbiased(size: str, estimators=("quadratic", "linear"),
 
 register(Claim(
     id="003.appF.u_statistic",
-    source="Gruber & Buettner (2022), App. F.1-F.2; Widmann et al. (2019)",
+    source=cite("003", "App. F.1-F.2", "after Widmann et al. 2019"),
     statement=("The U-statistic of the SKCE U-score (all pairs, and the linear block version) is"
                " an unbiased estimator of the SKCE: on a finite distribution (two atoms, three"
                " classes) the exact expectation of calnotes.skce.skce_unbiased over test sets of"
                " n = 3 (and 4) draws, every sequence of outcomes enumerated, equals the"
                " population SKCE (measured: the largest relative difference)."),
+    quantity="largest |E[U-statistic] − SKCE| / SKCE over the two estimators and n",
     check=_u_statistic_unbiased, reference=0.0, tolerance=1e-9,
     tolerance_reason=("exact expectations up to float64 rounding: at most 1,296 weighted terms"
                       " of size <= 2 against an SKCE of about 0.06, relative rounding below"
@@ -2186,10 +2257,11 @@ def _g1_accuracy(size: str, scale: float = 0.01) -> float:
 
 register(Claim(
     id="003.appG.1.accuracy",
-    source="Gruber & Buettner (2022), App. G.1",
+    source=cite("003", "App. G.1"),
     statement=("The logistic-normal simulator with 100 classes and inverse-Wishart scale"
                " I_100 / 0.01 gives predictions of about 87.6 % accuracy (measured: the mean"
                " expected accuracy over 8 seeds)."),
+    quantity="mean expected accuracy over 8 seeds (100 classes, scale I/0.01)",
     check=_g1_accuracy, reference=0.876, tolerance=0.016,
     tolerance_reason=("the paper reports one draw; the accuracy varies with the random"
                       " covariance matrices with a seed-to-seed SD of 0.0079 (8 seeds, n ="
@@ -2233,10 +2305,11 @@ def _g1_calibrated(size: str, which: str = "untempered") -> float:
 
 register(Claim(
     id="003.appG.1.calibrated",
-    source="Gruber & Buettner (2022), App. G.1",
+    source=cite("003", "App. G.1"),
     statement=("Labels drawn from the simulated predictions make them calibrated: the unbiased"
                " SKCE estimate averages to 0 (measured: |mean| in standard errors over test sets"
                " of 400, 10 classes)."),
+    quantity="|mean of the unbiased SKCE estimates| in standard errors",
     check=_g1_calibrated, reference=0.0, tolerance=4.0,
     tolerance_reason=("4 standard errors of a Monte Carlo mean of an unbiased estimator of 0;"
                       " 20 / 200 independent simulator draws (fresh covariances each)"),
@@ -2362,12 +2435,13 @@ def _g4_brier_unbiased(size: str, factor: float = 1.0, merged: bool = False) -> 
 
 register(Claim(
     id="003.appG.4.brier_unbiased",
-    source="Gruber & Buettner (2022), App. G.4 and Prop 4.5",
+    source=cite("003", "App. G.4 and Prop 4.5"),
     statement=("For an injective recalibration the Brier-score difference is an unbiased"
                " estimator of the CE_2^2 improvement at every test-set size (App. G.1 simulator"
                " tempered to T = 0.5, recalibrated to T = 0.75, known truth; measured: the"
                " relative difference between its exact expectation, labels enumerated, and the"
                " improvement)."),
+    quantity="|E[Brier-score difference] − CE₂² improvement| / improvement",
     check=_g4_brier_unbiased, reference=0.0, tolerance=1e-9,
     tolerance_reason=("exact up to float64 rounding (means of 50,000 / 200,000 terms of size"
                       " <= 2 against an improvement of about 0.08: relative rounding below"
@@ -2392,10 +2466,12 @@ register(Claim(
 ))
 register(Claim(
     id="003.appG.4.binned_biased",
-    source="Gruber & Buettner (2022), App. G.4 (Fig. 7, second row)",
+    source=cite("003", "App. G.4", "Fig. 7, second row"),
     statement=("The difference of squared binned ECEs is not: it misses the CE_2^2 improvement by"
                " many standard errors at both sizes (measured: the smallest |mean - truth| in"
                " standard errors)."),
+    quantity=("smallest |mean − true improvement| of the binned-ECE difference over the two "
+              "test-set sizes, in standard errors"),
     check=functools.partial(_g4_value, key="binned_min"), reference=5.0, comparison="ge",
     tolerance=0.0,
     tolerance_reason=("a bias of 5 standard errors has probability below 1e-6 under"
