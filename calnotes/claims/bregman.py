@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import population as pop
 from ..scores import NEG_ENTROPY, bregman_divergence
-from ._registry import Claim, Control, register
+from ._registry import Claim, Control, cite, register
 from .proper import _EXACT, _FLOAT, _COUNT, _family, _random_merge
 
 CHAPTER = "book/proper/bregman_bounds"
@@ -122,11 +122,12 @@ def _prop42(size: str, reverse: bool = False, factor: Fraction = Fraction(1)) ->
 
 register(Claim(
     id="004.prop4.2",
-    source="Reassessing calibration (under review), Prop. 4.2",
+    source=cite("004", "Prop 4.2"),
     statement=("If sigma(g1(X)) is contained in sigma(g2(X)) then E[phi(E[pi_{Y|X} | g1(X)])] <="
                " E[phi(E[pi_{Y|X} | g2(X)])]: coarser predictors have a larger sharpness gap"
                " (g1 = m o g2 for random merging maps m and a two-value merge; squared norm"
                " exactly, neg. entropy)."),
+    quantity="smallest E φ(E[π | g₂]) − E φ(E[π | g₁]) over the instances and merges g₁ = m∘g₂",
     check=_prop42, reference=0.0, comparison="ge", tolerance=1e-12,
     tolerance_reason=_FLOAT + "." + _REGION + " Single atoms make the inequality an equality.",
     chapter=CHAPTER,
@@ -179,10 +180,11 @@ def _prop43(size: str, calibrated: bool = True, factor: Fraction = Fraction(1)) 
 
 register(Claim(
     id="004.prop4.3",
-    source="Reassessing calibration (under review), Prop. 4.3",
+    source=cite("004", "Prop 4.3"),
     statement=("Every calibrated predictor g has E[d_phi(pi_{Y|X}, g(X))] <= E[d_phi(pi_{Y|X},"
                " pi_Y)]: the constant base rate is the worst calibrated predictor (squared norm"
                " exactly, KL)."),
+    quantity="smallest E d_φ(π, π_Y) − E d_φ(π, g) over the calibrated predictors g",
     check=_prop43, reference=0.0, comparison="ge", tolerance=1e-12,
     tolerance_reason=_FLOAT + "." + _REGION + " A single atom makes it an equality.",
     chapter=CHAPTER,
@@ -231,10 +233,11 @@ def _prop45_conf(size: str, eps=None) -> float:
 
 register(Claim(
     id="004.prop4.5.confidence_loss",
-    source="Reassessing calibration (under review), Prop. 4.5",
+    source=cite("004", "Prop 4.5"),
     statement=("The always-wrong predictor (eps = 1/(2k)) has confidence loss E[(1{Y=c(X)} -"
                " h(X))^2] = O(1/k): k times it stays bounded, by 9/8 (measured: its maximum over"
                " k)."),
+    quantity="largest k × confidence loss of the always-wrong predictor over k",
     check=_prop45_conf, reference=1.125, comparison="le", tolerance=1e-12,
     tolerance_reason=("the loss is (1/k + eps)^2 = (3/(2k))^2 exactly, so k times it is 9/(4k)"
                       " <= 9/8, attained at k = 2 (k = 2..59 smoke, up to 2000 full); float64"
@@ -259,10 +262,11 @@ def _prop45_full(size: str) -> float:
 
 register(Claim(
     id="004.prop4.5.full_loss",
-    source="Reassessing calibration (under review), Prop. 4.5",
+    source=cite("004", "Prop 4.5"),
     statement=("... while its full loss E[||pi_{Y|X} - g(X)||^2] = Omega(1): at least"
                " 1 - 1/k >= 1/2 for every k and eps >= 0, the constant 1/2 being sharp (k = 2, eps"
                " -> 0; measured: the minimum over k and eps = c/k, c in {0.001, 1/2, 1})."),
+    quantity="smallest full loss of the always-wrong predictor over k and ε",
     check=_prop45_full, reference=0.5, comparison="ge", tolerance=1e-12,
     tolerance_reason=("the full loss (1 - g_0)^2 + g_1^2 + (k - 2) g_0^2 increases with eps from"
                       " 1 - 1/k at eps = 0; k = 2..59 (smoke) or up to 2000 (full) and eps down"
@@ -317,10 +321,12 @@ _CONTROLS_46 = (
 
 register(Claim(
     id="004.lemma4.6",
-    source="Reassessing calibration (under review), Lemma 4.6 and Cor. 4.7",
+    source=cite("004", "Lemma 4.6 and Cor 4.7"),
     statement=("E[d_phi(E[pi_{Y|X} | g(X)], g(X)) | h(X)] >= d_varphi(E[1{Y=c(X)} | h(X)], h(X))"
                " at every confidence value, for (||x||^2, x^2) exactly and for (KL, binary KL)"
                " (Cor. 4.7)."),
+    quantity=("smallest E[d_φ(E[π_{Y|X} | g(X)], g(X)) | h(X)] − d_φ̃(E[1{Y = c(X)} | h(X)], "
+              "h(X)) over the instances, confidence values and both pairs"),
     check=_lemma46, reference=0.0, comparison="ge", tolerance=1e-12,
     tolerance_reason=_FLOAT + "." + _REGION, chapter=CHAPTER, controls=_CONTROLS_46,
 ))
@@ -333,9 +339,11 @@ _CONTROLS_47 = tuple(
 
 register(Claim(
     id="004.cor4.7.integrated",
-    source="Reassessing calibration (under review), Lemma 4.6 / Cor. 4.7 (Sec. 4.1)",
+    source=cite("004", "Lemma 4.6 / Cor 4.7", "Sec. 4.1"),
     statement=("Integrated over h(X): the confidence calibration error is at most the full"
                " calibration error, for the Brier and the log-loss pairs."),
+    quantity=("smallest full calibration error − confidence calibration error (integrated over "
+              "h(X)) over the instances and both pairs"),
     check=functools.partial(_lemma46, integrated=True, seed=471), reference=0.0,
     comparison="ge", tolerance=1e-12, tolerance_reason=_FLOAT + "." + _REGION, chapter=CHAPTER,
     controls=_CONTROLS_47,
@@ -360,9 +368,10 @@ def _sharp_constant_holds(size: str, factor: Fraction = Fraction(1)) -> float:
 
 register(Claim(
     id="004.lemma4.6.sharp_constant",
-    source="Reassessing calibration (under review), Lemma 4.6 (condition)",
+    source=cite("004", "Lemma 4.6", "condition"),
     statement=("||x - y||^2 >= a (x_i - y_i)^2 holds for every i exactly when a <= k/(k-1); with"
                " varphi = (k/(k-1)) x^2 Lemma 4.6 still holds, exactly."),
+    quantity="smallest slack of the inequality with φ̃ = (k/(k−1)) x² over the instances",
     check=_sharp_constant_holds, reference=0.0, comparison="ge", tolerance=0.0,
     tolerance_reason=_EXACT + "." + _REGION, chapter=CHAPTER,
     controls=(Control("constant 1% above k/(k-1)",
@@ -389,10 +398,11 @@ def _condition_matters(size: str, factor: Fraction = Fraction(101, 100),
 
 register(Claim(
     id="004.lemma4.6.condition_matters",
-    source="Reassessing calibration (under review), Lemma 4.6 (condition)",
+    source=cite("004", "Lemma 4.6", "condition"),
     statement=("The condition matters: for varphi = a x^2 with a > k/(k-1) the inequality fails on"
                " the tight one-atom instances (k = 3..10), and with a = 2 (binary Brier) on"
                " random distributions (measured: the number of violating distributions)."),
+    quantity="number of distributions violating the inequality with φ̃ = a x², a beyond k/(k−1)",
     check=_condition_matters, reference=9.0, comparison="ge", tolerance=0.0,
     tolerance_reason=(_COUNT + "; the 8 tight instances violate by construction, so at least one"
                       " random distribution (k = 3..5) must violate too"),
