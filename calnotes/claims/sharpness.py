@@ -20,7 +20,7 @@ import math
 import numpy as np
 
 from .. import population as pop
-from ._registry import INCONCLUSIVE, Claim, Control, register
+from ._registry import INCONCLUSIVE, Claim, Control, cite, register
 
 CHAPTER = "book/proper/sharpness_diagrams"
 
@@ -142,11 +142,13 @@ _MRR_CONTROL_TEXT = {
 for _column, _name in (("nll", "NLL"), ("mse", "MSE/Brier")):
     register(Claim(
         id=f"004.tables.mrr_{_column}",
-        source="Reassessing calibration (under review), Sec. 3 and Tables 1-6",
+        source=cite("004", "Sec. 3 and Tables 1-6"),
         statement=(f"The {_name} of every MRR row of Tables 1-6 follows from the row's test"
                    " accuracy and ECE alone (MRR predicts h = accuracy -/+ ECE on the predicted"
                    " class and (1 - h)/(k - 1) elsewhere): measured, the largest distance of a"
                    " printed value from the range its inputs allow."),
+        quantity=(f"largest distance (×100) of a printed MRR {_name} from the range the row's"
+                  " accuracy and ECE allow, over the six rows"),
         check=lambda size, c=_column: _distance(c),
         reference=0.0, tolerance=0.0,
         tolerance_reason=("the allowed range already covers the rounding of the printed inputs"
@@ -178,11 +180,12 @@ def _single_value_spread(size: str, method: str = "MRR", smooth_factor: float = 
 
 register(Claim(
     id="004.tables.mrr_single_value",
-    source="Reassessing calibration (under review), Sec. 3 and Tables 1-6",
+    source=cite("004", "Sec. 3 and Tables 1-6"),
     statement=("On every MRR row the binned ECE, the adaptive ACE and the SmoothECE coincide: MRR"
                " has a single confidence value h, so both binnings have one non-empty bin and the"
                " kernel-smoothed residual is the constant accuracy - h; all three equal"
                " |accuracy - h| (measured: the largest spread of the three over the six rows)."),
+    quantity="largest spread (×100) of the printed ECE, ACE and SmoothECE over the six MRR rows",
     check=_single_value_spread, reference=0.0, tolerance=0.0,
     tolerance_reason=("one number |A - h| printed three times with the same rounding: the spread"
                       " is exactly 0; all six MRR rows. A SmoothECE 5% off |A - h| changes the"
@@ -214,10 +217,11 @@ def _accuracy_kept(size: str, methods=("TS", "MRR")) -> float:
 
 register(Claim(
     id="004.tables.accuracy_kept",
-    source="Reassessing calibration (under review), Sec. 3 and Tables 1-6",
+    source=cite("004", "Sec. 3 and Tables 1-6"),
     statement=("TS (a positive temperature keeps the arg max) and MRR (it changes only h) print"
                " the baseline's test accuracy on every table (measured: the largest absolute"
                " difference, x100)."),
+    quantity="largest |printed accuracy of TS or MRR − the baseline's| (×100) over Tables 1-6",
     check=_accuracy_kept, reference=0.0, tolerance=0.0,
     tolerance_reason="printed values of the same number: exactly equal; all six tables",
     chapter=CHAPTER,
@@ -244,11 +248,13 @@ def _loss_bound_ratio(size: str) -> float:
 
 register(Claim(
     id="004.tables.loss_lower_bounds",
-    source="Reassessing calibration (under review), Tables 1-6 (definitions of NLL and Brier)",
+    source=cite("004", "Tables 1-6", "definitions of NLL and Brier"),
     statement=("On every row the NLL is at least (1 - accuracy) log 2 and the Brier score at least"
                " (1 - accuracy)/2: a wrong prediction gives its true class at most 1/2"
                " (measured: the smallest ratio printed / bound over the 30 rows; inf NLL counts"
                " as satisfied)."),
+    quantity=("smallest ratio of a printed loss to its implied lower bound over the 30 rows (NLL "
+              "and Brier)"),
     check=_loss_bound_ratio, reference=1.0, comparison="ge", tolerance=0.0,
     tolerance_reason="ratios of printed values (rounding 0.005 on values >= 10): exact enough",
     chapter=CHAPTER, expect="illustrates",
@@ -284,13 +290,16 @@ def cifar_sharpness_ratio(size: str = "smoke") -> float:
 
 register(Claim(
     id="004.appF.2.sharpness_not_calibration",
-    source="Reassessing calibration (under review), App. F.2 and Tables 5-6",
+    source=cite("004", "App. F.2 and Tables 5-6"),
     statement=("From CIFAR-10 to CIFAR-100 calibration suffers little while sharpness, and with"
                " it the Brier score, gets much worse: for every method of Tables 5-6 the"
                " sharpness gap grows by more than the confidence calibration error can"
                " (measured: the smallest ratio, over the five methods, of the printed tables'"
                " lower bound on the sharpness gap's growth to their upper bound on the"
                " calibration error's growth)."),
+    quantity=("smallest ratio, over the five methods, of the sharpness gap's growth (a lower "
+              "bound) to the calibration error's growth (an upper bound) from CIFAR-10 to "
+              "CIFAR-100"),
     check=cifar_sharpness_ratio, reference=1.0, comparison="ge", tolerance=0.0,
     tolerance_reason=("ratios of printed values (two decimals, x100, on differences of at least"
                       " 2 points): rounding moves a ratio by less than 0.01. The upper bound on"
@@ -366,11 +375,12 @@ def _c4_slope(size: str, bandwidth=None) -> float:
 
 register(Claim(
     id="004.thmC.4.rate",
-    source="Reassessing calibration (under review), Thm 4.9 / C.4",
+    source=cite("004", "Thm 4.9 / C.4"),
     statement=("The plug-in (C.3) is consistent for sigma_n = 0.1 n^(-1/5) (sigma_n -> 0, n"
                " sigma_n^2 / log n -> infinity) when h(X) has a density bounded away from 0 and"
                " E[1{Y = c(X)} | h(X)] is continuous: its root-mean-square error falls with the"
                " log-log slope the rate analysis predicts (measured: the fitted slope)."),
+    quantity="fitted log-log slope in n of the plug-in's root-mean-square error",
     check=_c4_slope, reference=-0.45, tolerance=0.11,
     tolerance_reason=("rate analysis: the smoothing bias of m_hat is O(sigma^2) = O(n^-2/5) in the"
                       " interior and, over the O(sigma)-wide boundary strips, O(sigma) per point,"
@@ -413,11 +423,12 @@ def _c4_relative_bias(size: str, bandwidth=None) -> float:
 
 register(Claim(
     id="004.thmC.4.consistency",
-    source="Reassessing calibration (under review), Thm 4.9 / C.4",
+    source=cite("004", "Thm 4.9 / C.4"),
     statement=("Consistency at App. D's size: with sigma_n = 0.1 n^(-1/5) (0.012 at n = 40,000)"
                " the plug-in (C.3) estimates the confidence calibration error without a"
                " detectable bias (measured: its mean over replications minus the exact target"
                " 0.027, relative to the target)."),
+    quantity="relative bias (mean plug-in estimate − 0.027) / 0.027 at n = 40,000",
     check=_c4_relative_bias, reference=0.0, tolerance=0.035,
     tolerance_reason=("sampling: one estimate at n = 40,000 has a relative SD of 3.2% (measured"
                       " over replications), so the mean of 8 (smoke) has SE 1.1% and of 32"
@@ -489,13 +500,14 @@ def _c3_slope(size: str, bandwidth=_devroye_sigma) -> float:
 
 register(Claim(
     id="004.thmC.3.uniform",
-    source="Reassessing calibration (under review), Thm C.3 (Devroye 1978)",
+    source=cite("004", "Thm C.3", "from Devroye 1978"),
     statement=("If sigma_n -> 0 and n sigma_n^2 / log n -> infinity (d = 1), the Nadaraya-Watson"
                " regression converges uniformly: on an exact smooth regression (m(x) = 0.9 x^2 +"
                " 0.1 x, x uniform, 0/1 labels) and sigma_n = 0.1 n^(-1/5), its sup-error over"
                " [0, 1]"
                " falls at least like n^(-0.1) (measured: the fitted log-log slope of the mean"
                " sup-error)."),
+    quantity="fitted log-log slope in n of the Nadaraya-Watson regression's mean sup-error",
     check=_c3_slope, reference=-0.1, comparison="le", tolerance=0.0,
     tolerance_reason=("rate analysis: the sup-error is O(sigma_n) (boundary bias) +"
                       " O(sqrt(log n / (n sigma_n))) = O(n^-1/5) + O(n^-2/5 sqrt(log n)), a slope"
@@ -560,9 +572,11 @@ def _prop48(size: str, variant: str = "paper") -> float:
 
 register(Claim(
     id="004.prop4.8",
-    source="Reassessing calibration (under review), Prop. 4.8",
+    source=cite("004", "Prop 4.8"),
     statement=("The pointwise sharpness gap rho(p) of (4.7) is nonnegative at every confidence"
                " value, for the Brier pair (exactly) and the log-loss pair."),
+    quantity=("smallest pointwise sharpness gap ρ(p) over the populations, confidence values and "
+              "both pairs"),
     check=_prop48, reference=0.0, comparison="ge", tolerance=1e-12,
     tolerance_reason=("float64 sums of a few hundred terms (the log pair); the Brier pair is"
                       " exact. Instances: the random family (k = 2..5) plus the edge cases of"
@@ -609,10 +623,11 @@ def _prop48_condition(size: str, binary: bool = True) -> float:
 
 register(Claim(
     id="004.prop4.8.condition_matters",
-    source="Reassessing calibration (under review), Prop. 4.8 (via Lemma 4.6's condition)",
+    source=cite("004", "Prop 4.8", "via Lemma 4.6's condition"),
     statement=("Without Lemma 4.6's condition rho can be negative: with varphi(x) = 2 x^2 (the"
                " binary Brier score, which violates the condition for k >= 3) random populations"
                " have confidence values with rho < 0 (measured: how many)."),
+    quantity="number of random populations with ρ(p) < 0 somewhere when φ̃ = 2x²",
     check=_prop48_condition, reference=1.0, comparison="ge", tolerance=0.0,
     tolerance_reason="a count of exact comparisons; random populations with k = 3..5",
     chapter=CHAPTER,
@@ -659,10 +674,12 @@ def _grouping(size: str, variant: str = "paper") -> float:
 
 register(Claim(
     id="004.appE.grouping_loss",
-    source="Reassessing calibration (under review), App. E, eq. (E.1) (Kull & Flach 2015)",
+    source=cite("004", "App. E", "eq. (E.1), after Kull & Flach 2015"),
     statement=("E d(e_Y, g) = irreducible E d(e_Y, Q) + grouping E d(Q, C) + calibration"
                " E d(C, g), and the sharpness gap of Lemma 4.1 is the grouping loss (Z = pi) or"
                " irreducible + grouping (Z = e_Y): exactly for Brier, to rounding for KL."),
+    quantity=("largest residual of eq. (E.1) and of the sharpness-gap identities over the "
+              "populations"),
     check=_grouping, reference=0.0, tolerance=1e-12,
     tolerance_reason=("exact Fractions for Brier; float64 sums of a few hundred terms for KL."
                       " Instances: the random family (k = 2..5) and the edge cases (k = 2 single"
@@ -717,11 +734,13 @@ def _sharpness_gaps(size: str) -> float:
 
 register(Claim(
     id="004.sec5.sharpness_gaps",
-    source="Reassessing calibration (under review), Sec. 5.1 and Fig. 1",
+    source=cite("004", "Sec. 5.1 and Fig. 1"),
     statement=("The diagrams expose MRR and histogram binning: their sharpness gaps exceed those"
                " of the unrecalibrated model and of temperature scaling (measured on the"
                " MNIST-5k suite's largest network: the smallest of MRR's and HB's gaps minus the"
                " largest of the baseline's and TS's)."),
+    quantity=("smallest sharpness gap of MRR and histogram binning minus the largest of the "
+              "baseline and TS"),
     check=_sharpness_gaps, reference=0.0, comparison="ge", tolerance=0.0,
     tolerance_reason=("a deterministic comparison on fixed predictions (seeded suite, 1000 test"
                       " points, bandwidth 0.025); the kernel sums err by less than 1e-5. The"
@@ -786,12 +805,14 @@ def ranking_flip_strength(size: str = "smoke") -> float:
 
 register(Claim(
     id="004.appH.ranking_stable",
-    source="Reassessing calibration (under review), App. H.1-H.2",
+    source=cite("004", "App. H.1-H.2"),
     statement=("For bandwidths in the recommended range [0.01, 0.05] and for the Gaussian and"
                " the Epanechnikov kernel, the ranking of the recalibration methods by confidence"
                " calibration error does not change (measured, on the MNIST-5k suite's largest"
                " network: the strength of the firmest change of order, the smaller of a pair's"
                " largest d_CAL differences on the two sides of 0, against no change)."),
+    quantity=("strength of the firmest change of order of two methods by d_CAL over the kernels "
+              "and bandwidths"),
     check=ranking_flip_strength, reference=0.0, tolerance=2 * RANKING_DIFFERENCE_SD,
     tolerance_reason=("inconclusive finding: the effect (a change of order) is measured against"
                       " no change with a tolerance of 2 bootstrap SDs of a difference of two"
@@ -822,11 +843,13 @@ def _over_smoothing(size: str) -> float:
 
 register(Claim(
     id="004.appH.over_smoothing",
-    source="Reassessing calibration (under review), App. H.1",
+    source=cite("004", "App. H.1"),
     statement=("Bandwidths above 0.1 over-smooth and can change the ranking of the methods by"
                " confidence calibration error: on the MNIST-5k suite's largest network TS is"
                " better calibrated than the baseline at the paper's sigma = 0.05 and worse at"
                " sigma = 0.25 (measured: the smaller of the two margins)."),
+    quantity=("smaller margin of the reversal of TS and the baseline by d_CAL between σ = 0.05 "
+              "and σ = 0.25"),
     check=_over_smoothing, reference=0.0, comparison="ge", tolerance=0.0,
     tolerance_reason=("a deterministic comparison on fixed predictions (seeded suite, 1000 test"
                       " points); the kernel sums err by less than 1e-5. Sampling uncertainty (in"
@@ -883,12 +906,14 @@ def _subsample_loss(size: str, column: int = 1) -> float:
 
 register(Claim(
     id="004.appD.subsampling",
-    source="Reassessing calibration (under review), App. D",
+    source=cite("004", "App. D"),
     statement=("Averaging the kernel estimate over 10 random subsamples of 5,000 of 40,000 points"
                " loses virtually nothing: the average differs from the full estimate by at most"
                " a quarter of the full estimate's own error against the exact target (measured:"
                " RMS(average - full) / RMS(full - target) over replications of a simulator with"
                " a known confidence calibration error, 0.027)."),
+    quantity=("RMS(subsample average − full estimate) / RMS(full estimate − exact target) over "
+              "the replications"),
     check=_subsample_loss, reference=0.25, comparison="le", tolerance=0.0,
     tolerance_reason=("'virtually nothing' read as a quarter of the estimator's own error; the"
                       " ratio is about 0.1 with a Monte Carlo spread of a few hundredths, so a"
