@@ -28,13 +28,12 @@ from scipy import stats
 from .. import population as pop
 from .. import utility as ut
 from ..patching import comb_class, patch_population, UtilityPatching
-from ._registry import Claim, Control, register
+from ._registry import Claim, Control, cite, register
 from .proper import _family
 
 CH_UC = "book/utility/utility_calibration"
 CH_BOUNDS = "book/utility/bounds"
 CH_PATCH = "book/utility/patching"
-SOURCE = "Hegazy, Jordan & Dieuleveut (AISTATS 2026)"
 
 _FLOAT = ("float64 sums of at most a few hundred terms of size <= 2 over finite populations:"
           " rounding below 1e-12")
@@ -166,10 +165,12 @@ def _eq33(size: str, witnesses: str = "interval") -> float:
 
 register(Claim(
     id="001.eq3.3",
-    source=f"{SOURCE}, eq. (3.3)",
+    source=cite("001", "eq. (3.3)"),
     statement=("UC(f, u) = sup_I |E[<Y - f(X), ubar(X)> 1{v_u(X) in I}]|: utility calibration is"
                " weighted calibration with witnesses xi ubar 1{v_u in I} (every family kind,"
                " populations and samples)."),
+    quantity=("largest |UC(f, u) − weighted calibration error with witnesses ξ ū 1{v_u ∈ I}| "
+              "over populations, utilities and samples"),
     check=_eq33, reference=0.0, tolerance=1e-12,
     tolerance_reason=(_FLOAT + ". The two sides are computed independently: UC from the"
                       " realized utilities u(f, e_j) by sort and prefix sums, CE_W from the"
@@ -205,9 +206,10 @@ def _ex35_printed(size: str) -> float:
 
 register(Claim(
     id="001.ex3.5.printed",
-    source=f"{SOURCE}, Example 3.5 (and App. B.2)",
+    source=cite("001", "Example 3.5", "and App. B.2"),
     statement=("Example 3.5 prints UC(f, U_TCE) = sup_I |E[Y* - p* 1{p* in I}]|, which is meant"
                " to be App. B.2's sup_I |E[(Y* - p*) 1{p* in I}]|."),
+    quantity="the printed formula sup_I |E[Y* − p* 1{p* ∈ I}]| on the App. B.2 example",
     check=_ex35_printed, reference=0.2, tolerance=1e-12,
     tolerance_reason="float64 arithmetic on two atoms", chapter=CH_UC,
     expect="disagrees",
@@ -316,9 +318,10 @@ def _prop32(size: str, factor: float = 2.0) -> float:
 
 register(Claim(
     id="001.prop3.2",
-    source=f"{SOURCE}, Prop. 3.2",
+    source=cite("001", "Prop 3.2"),
     statement=("For every utility u and threshold t0, R_util(v_u; t0) - inf_{h monotone}"
                " R_util(h(v_u); t0) <= 2 UC(f, u), h non-decreasing or non-increasing."),
+    quantity="largest regret gap − 2·UC(f, u) over the populations, utilities and thresholds",
     check=_prop32, reference=0.0, comparison="le", tolerance=1e-12,
     tolerance_reason=(_FLOAT + ". Exact: the infimum over monotone h is a minimum over the"
                       " upper and lower sets of forecasts. Instances: 10 (200) random"
@@ -385,9 +388,10 @@ def _appb1(size: str, factor: float = 2.0) -> float:
 
 register(Claim(
     id="001.appB1.cutoff",
-    source=f"{SOURCE}, App. B.1, eq. (B.1) (Rossellini et al. 2025, Prop. 3.2)",
+    source=cite("001", "App. B.1, eq. (B.1)", "after Rossellini et al. 2025, Prop 3.2"),
     statement=("For a binary predictor and every tau in (0, 1], R_bd(f; tau) - inf_{h monotone}"
                " R_bd(h o f; tau) <= 2 Delta_Cutoff(f)."),
+    quantity="largest R_bd(f; τ) − inf_h R_bd(h∘f; τ) − 2 Δ_Cutoff(f) over the populations and τ",
     check=_appb1, reference=0.0, comparison="le", tolerance=1e-12,
     tolerance_reason=(_FLOAT + ". Exact on finite populations: the infimum over monotone h"
                       " (both directions) is a minimum over the upper and lower sets of values"
@@ -502,11 +506,13 @@ def _prop33(size: str, bound: str = "paper", factor: float = 1.0) -> float:
 
 register(Claim(
     id="001.prop3.3",
-    source=f"{SOURCE}, Prop. 3.3",
+    source=cite("001", "Prop 3.3"),
     statement=("DCU(f, u) <= sqrt(8 UC(f, u)) + UC(f, u): the predicted utility is close to a"
                " calibrated predictor of the realized utility (DCU bounded above by calibrated"
                " candidates: recalibrated, isotonic, constant and the proof's binned g_W; exact"
                " on one- and two-atom populations)."),
+    quantity=("largest DCU − (√(8 UC) + UC) over the populations and utilities (DCU bounded "
+              "above by calibrated candidates)"),
     check=_prop33, reference=0.0, comparison="le", tolerance=1e-12,
     tolerance_reason=(_FLOAT + ". Instances: 10 (200) random populations with C = 2..5 and"
                       " every utility kind, where DCU is bounded above by calibrated"
@@ -546,9 +552,10 @@ def _prop33_proof(size: str, factor: float = 1.0) -> float:
 
 register(Claim(
     id="001.prop3.3.proof",
-    source=f"{SOURCE}, App. B.7 (proof of Prop. 3.3)",
+    source=cite("001", "App. B.7", "proof of Prop 3.3"),
     statement=("The proof's binned predictor g_W = E[u_Y | bin of width W] with W = sqrt(2 UC)"
                " is within (2/W + 1) UC + W of v_u."),
+    quantity="largest E|g_W − v_u| − ((2/W + 1) UC + W) at W = √(2 UC) over the populations",
     check=_prop33_proof, reference=0.0, comparison="le", tolerance=1e-12,
     tolerance_reason=(_FLOAT + ". Instances: the random populations of 001.prop3.3 and every"
                       " one- and two-atom population on its grid, where E|g_W - v| reaches"
@@ -604,9 +611,11 @@ def _lemma34_equal(size: str, estimator: str = "pooled") -> float:
 
 register(Claim(
     id="001.lemma3.4.estimator",
-    source=f"{SOURCE}, Lemma 3.4 (run time) and App. B.8",
+    source=cite("001", "Lemma 3.4 and App. B.8", "run time"),
     statement=("The sorted prefix-sum estimator (max minus min of prefix sums at tie-group"
                " boundaries) equals the supremum over all intervals, also with heavy ties."),
+    quantity=("largest |prefix-sum estimate − brute-force supremum over intervals| on inputs "
+              "with heavy ties"),
     check=_lemma34_equal, reference=0.0, tolerance=1e-12,
     tolerance_reason=("float64 sums of at most 60 terms of size <= 2: rounding below 1e-13."
                       " Instances: 1,000 (5,000) inputs with n = 1..60 (a single sample"
@@ -720,9 +729,10 @@ def _lemma34_bound(size: str, factor: float = 1.0, rate: float = 0.5) -> float:
 
 register(Claim(
     id="001.lemma3.4.bound",
-    source=f"{SOURCE}, Lemma 3.4, eq. (3.4) with the constants of App. B.8",
+    source=cite("001", "Lemma 3.4", "eq. (3.4) with the constants of App. B.8"),
     statement=("With probability at least 1 - delta, |UC_hat(f, u; S) - UC(f, u)| <= 16/sqrt(n)"
                " + 4 sqrt(log(1/delta)/(2n)), whatever the number of classes (delta = 0.05)."),
+    quantity="largest frequency of samples violating the bound over the configurations",
     check=_lemma34_bound, reference=0.05, comparison="le", tolerance=0.0,
     tolerance_reason=("the measured frequency is 0 in every configuration, so no sampling"
                       " allowance is needed. Instances: calibrated Dirichlet models with C = 2"
@@ -834,9 +844,10 @@ def _b2_bound(size: str, factor: float = 1.0) -> float:
 
 register(Claim(
     id="001.appB2.bound",
-    source=f"{SOURCE}, App. B.2 (and Example 3.5)",
+    source=cite("001", "App. B.2", "and Example 3.5"),
     statement=("For any partition into m bins, TCE^bin(f) <= m UC(f, U_TCE) and CWE^bin(f) <="
                " m UC(f, U_CWE)."),
+    quantity="largest binned error − m·UC over the populations and m-bin partitions (TCE and CWE)",
     check=_b2_bound, reference=0.0, comparison="le", tolerance=1e-12,
     tolerance_reason=(_FLOAT + ". Instances: 20 (200) random populations with C = 2..5 and"
                       " tied predictions, m = 1 (one bin), 2, 3, 5, 10, 15, equal-width and"
@@ -879,9 +890,10 @@ def _b2_counterexample(size: str, intervals: str = "all") -> float:
 
 register(Claim(
     id="001.appB2.counterexample",
-    source=f"{SOURCE}, App. B.2",
+    source=cite("001", "App. B.2"),
     statement=("With p* = 0.45 or 0.55 (accuracies 0.05, 0.95) and bins [0,1/3), [1/3,2/3),"
                " [2/3,1]: TCE^bin = 0 while UC(f, U_TCE) >= 0.2 (the interval [0.45, 0.46])."),
+    quantity="UC(f, U_TCE) − 10·TCE^bin on the 0.45/0.55 example",
     check=_b2_counterexample, reference=0.2, comparison="ge", tolerance=0.0,
     tolerance_reason="exact rational arithmetic: UC - 10 TCE^bin is 1/5 exactly or it is not",
     chapter=CH_BOUNDS,
@@ -1007,11 +1019,13 @@ GROWTH_20_SLOPE = math.log(1.2) / math.log(20)
 
 register(Claim(
     id="001.cor4.3.rate_in_C",
-    source=f"{SOURCE}, Cor. 4.3 / B.9 (with Prop. B.8's lower bound)",
+    source=cite("001", "Cor 4.3 / B.9", "with Prop B.8's lower bound"),
     statement=("The C in Cor. 4.3 cannot be removed: for a calibrated model the uniform"
                " deviation over U_lin is at least ||ybar - pbar||_1, whose expectation grows"
                " like sqrt(C(C-1)/(C+1)) ~ C^(1/2) at fixed n (log-log slope over C = 10..200;"
                " a lower bound on the supremum, so it tests the lower-bound half)."),
+    quantity=("fitted log-log slope in C of the mean lower bound ‖ȳ − p̄‖₁ on the supremum over "
+              "U_lin"),
     check=lambda size: _slope(sup_lower_study(size), "sup_lower"),
     reference=FORMULA_SLOPE, tolerance=0.04,
     tolerance_reason=("Monte Carlo: each mean has relative SE 2.4% at smoke size (1,000"
@@ -1077,13 +1091,14 @@ def _c2_slope(size: str) -> float:
 
 register(Claim(
     id="001.cor4.3.rate_in_n",
-    source=f"{SOURCE}, Cor. 4.3 / B.9 (upper bound)",
+    source=cite("001", "Cor 4.3 / B.9", "upper bound"),
     statement=("sup_{u in U_lin} |UC_hat(f, u; S) - UC(f, u)| = O~(sqrt(1/n)) at fixed C,"
                " verified for C = 2 only: for a calibrated model with C = 2, where the supremum"
                " is computed exactly (2 UC_hat of the class-wise utility), its mean decreases"
                " at least like n^(-1/2) (log-log slope over n = 250..16000 at most -1/2 +"
                " 0.05). The C-dependence of the bound is not checked here (001.cor4.3.rate_in_C"
                " checks only that the supremum grows at least like C^(1/2))."),
+    quantity="fitted log-log slope in n of the mean supremum (C = 2, computed exactly)",
     check=_c2_slope, reference=-0.5, comparison="le", tolerance=0.05,
     tolerance_reason=("each mean has Monte Carlo relative SE about 3.5% (120 smoke"
                       " replications; 1.1% at 1,200 full), so the slope fitted over log n in"
@@ -1107,10 +1122,11 @@ register(Claim(
 
 register(Claim(
     id="001.lemma3.4.dimension_free",
-    source=f"{SOURCE}, Lemma 3.4 (constants independent of C)",
+    source=cite("001", "Lemma 3.4", "constants independent of C"),
     statement=("For a fixed utility the estimation error does not grow with C: the median"
                " UC_hat of 20 sampled linear utilities of a calibrated model is flat in C"
                " (log-log slope over C = 10..200 near 0)."),
+    quantity="fitted log-log slope in C of the median UC estimate of 20 fixed linear utilities",
     check=lambda size: _slope(fixed_utility_study(size), "fixed_median"),
     reference=0.0, tolerance=0.04,
     tolerance_reason=("Monte Carlo: each mean of medians has relative SE about 2.5% at smoke"
@@ -1224,9 +1240,10 @@ def _propb8_c_points(size: str) -> float:
 
 register(Claim(
     id="001.propB.8.shatter",
-    source=f"{SOURCE}, Prop. B.8 (lower bound)",
+    source=cite("001", "Prop B.8", "lower bound"),
     statement=("The C - 1 points ((x0, e_j), 0) are shattered by the subgraphs of G_lin: every"
                " labeling is realised by some a in [-1, 1]^C, so Pdim(G_lin) >= C - 1."),
+    quantity="smallest fraction of the labelings realised by some a ∈ [−1, 1]^C",
     check=_propb8, reference=1.0, tolerance=0.0,
     tolerance_reason=("exact rational arithmetic (sympy): every labeling realised or not."
                       " Instances: C = 2 (a single point) to 6 (7 full), random rational p"),
@@ -1316,9 +1333,10 @@ def _thmb4(size: str, factor: float = 2.0) -> float:
 
 register(Claim(
     id="001.thmB.4",
-    source=f"{SOURCE}, Thm B.4",
+    source=cite("001", "Thm B.4"),
     statement=("R_n(G_U) <= 2 sum_j R_n(P_j(U)) (checked for the empirical complexities given"
                " the sample, which the proof bounds before taking expectations)."),
+    quantity="largest R_n(G_U) − 2 Σ_j R_n(P_j(U)) over the classes and samples",
     check=_thmb4, reference=0.0, comparison="le", tolerance=1e-12,
     tolerance_reason=("exact: every one of the 2^n sign vectors is enumerated (n = 10 smoke, 12"
                       " full), so only float64 rounding of sums of n terms. Instances: samples"
@@ -1377,10 +1395,12 @@ def _result1(size: str, factor: float = 1.0) -> float:
 
 register(Claim(
     id="001.result1",
-    source=f"{SOURCE}, App. B.4, Result 1 (Massart and Sauer, Mohri et al. 2018)",
+    source=cite("001", "Result 1 in App. B.4", "Massart and Sauer; Mohri et al. 2018"),
     statement=("For a Boolean class of VC dimension d <= n, R_n(B) <= sqrt(2 d log(e n / d) /"
                " n) (checked for the empirical complexity given the sample, which Massart's"
                " lemma bounds)."),
+    quantity=("largest empirical Rademacher complexity − √(2d log(en/d)/n) over the classes and "
+              "samples"),
     check=_result1, reference=0.0, comparison="le", tolerance=1e-12,
     tolerance_reason=("exact: all 2^n sign vectors enumerated, n = 1..12 (14 full). Instances:"
                       " thresholds (d = 1) and intervals (d = 2) on the line at distinct and at"
@@ -1467,10 +1487,11 @@ def _corb5(size: str, factor: float = 1.0) -> float:
 
 register(Claim(
     id="001.corB.5",
-    source=f"{SOURCE}, Cor. B.5",
+    source=cite("001", "Cor B.5"),
     statement=(f"With probability >= 1 - delta, sup_u |UC_hat(f, u; S) - UC(f, u)| <= 2"
                f" R_n(G_U) + 4 sqrt(log(2/delta)/(2n)) (finite classes, exact UC, n ="
                f" {COR_B5_N}, delta = {COR_B5_DELTA})."),
+    quantity="largest frequency of samples violating the bound over the classes",
     check=_corb5, reference=COR_B5_DELTA, comparison="le", tolerance=0.0,
     tolerance_reason=("the measured frequency is 0 (the bound is far from every deviation), so"
                       " no sampling allowance is needed; the Monte Carlo error of R_n (about 1%)"
@@ -1533,11 +1554,13 @@ def _corb10(size: str, relabel: str = "tie-average") -> float:
 
 register(Claim(
     id="001.corB.10",
-    source=f"{SOURCE}, Cor. B.10",
+    source=cite("001", "Cor B.10"),
     statement=("A rank utility is the linear utility with payoffs theta after sorting each"
                " prediction in decreasing order and relabelling Y by its position (by the"
                " average over its tie group when probabilities tie): the two UC estimates"
                " coincide."),
+    quantity=("largest |UC of the rank utility − UC of the linear utility after sorting and "
+              "relabelling|"),
     check=_corb10, reference=0.0, tolerance=1e-12,
     tolerance_reason=("the same sums in a different order of classes: rounding below 1e-14."
                       " Instances: C = 2, 3, 10, 50, 8 sampled rank utilities each, 5 (25)"
@@ -1634,10 +1657,11 @@ ONE_SIDED_FACTOR = math.sqrt(math.log(1 / DKW_DELTA) / math.log(2 / DKW_DELTA))
 
 register(Claim(
     id="001.thmB.11.dkw_coverage",
-    source=f"{SOURCE}, Thm B.11 (DKW step)",
+    source=cite("001", "Thm B.11", "DKW step"),
     statement=(f"The DKW band F_M +- sqrt(ln(2/delta)/(2M)) covers the CDF of UC over the"
                f" utility class with frequency >= 1 - delta (delta = {DKW_DELTA}, M = {DKW_M},"
                " exact UC on a population)."),
+    quantity="frequency with which the DKW band covers the CDF of UC",
     check=lambda size: dkw_coverage(size)["coverage"], reference=1 - DKW_DELTA,
     comparison="ge", tolerance=_PLAN["tolerance"],
     tolerance_reason=(f"binomial: {_PLAN['R']} seeds, one-sided z_0.999 allowance; a true"
@@ -1746,10 +1770,11 @@ def _finite_n(size: str) -> dict:
 
 register(Claim(
     id="001.thmB.11.l2",
-    source=f"{SOURCE}, Thm B.11",
+    source=cite("001", "Thm B.11"),
     statement=("With probability >= 1 - delta_S - delta_M, ||F_E - F_hat||_L2[0,2] <="
                " sqrt(2 eps_stat) + sqrt(ln(2/delta_M)/M) (n = 500 samples, M = 200 utilities,"
                " eps_stat from Lemma 3.4 with a union bound over the pool)."),
+    quantity="frequency with which the L² bound on ‖F_E − F̂‖ holds over the seeds",
     check=lambda size: _finite_n(size)["l2_holds"], reference=1 - DKW_DELTA,
     comparison="ge", tolerance=0.0,
     tolerance_reason=("the bound holds in every seed, so no binomial allowance is needed."
@@ -1769,11 +1794,12 @@ register(Claim(
 
 register(Claim(
     id="001.thmB.11.eps_stat_needed",
-    source=f"{SOURCE}, Thm B.11 (role of eps_stat)",
+    source=cite("001", "Thm B.11", "role of eps_stat"),
     statement=("The plain DKW band around the eCDF of *estimated* errors (eps_stat = 0) does"
                " not reach its nominal 1 - delta = 0.9 coverage of the true CDF at n = 500: it"
                " covers F_E in fewer than 70% of the seeds, because each UC_hat is off by"
                " O(1/sqrt(n))."),
+    quantity="frequency with which the plain DKW band (ε_stat = 0) covers the true CDF at n = 500",
     check=lambda size: _finite_n(size)["plain"], reference=0.7, comparison="le",
     tolerance=0.0,
     tolerance_reason=("binomial SE of the frequency is at most 0.05 at 100 seeds (0.016 at"
@@ -1925,9 +1951,10 @@ def _prop44_monotone(size: str, big: bool = False) -> float:
 
 register(Claim(
     id="001.prop4.4.brier",
-    source=f"{SOURCE}, Prop. 4.4",
+    source=cite("001", "Prop 4.4"),
     statement=("With eta_t = err_t / C, the Brier score E||Y - f_t(X)||^2 is non-increasing at"
                " every step of Algorithm 1."),
+    quantity="largest increase of the Brier score in one step of Algorithm 1 over the runs",
     check=_prop44_monotone, reference=0.0, comparison="le", tolerance=1e-12,
     tolerance_reason=_FLOAT + "." + _PATCH_INSTANCES + _EDGE, chapter=CH_PATCH,
     controls=(
@@ -1953,8 +1980,9 @@ def _prop44_decrease(size: str, factor: float = 1.0) -> float:
 
 register(Claim(
     id="001.prop4.4.decrease",
-    source=f"{SOURCE}, App. A (proof of Prop. 4.4)",
+    source=cite("001", "App. A", "proof of Prop 4.4"),
     statement="Each step lowers the Brier score by at least err_t^2 / C.",
+    quantity="smallest (Brier decrease − err_t²/C) over the steps of the runs",
     check=_prop44_decrease, reference=0.0, comparison="ge", tolerance=1e-12,
     tolerance_reason=_FLOAT + "." + _PATCH_INSTANCES + _EDGE, chapter=CH_PATCH,
     controls=(
@@ -1981,9 +2009,10 @@ def _prop44_iterations(size: str, big: bool = False) -> float:
 
 register(Claim(
     id="001.prop4.4.iterations",
-    source=f"{SOURCE}, Prop. 4.4",
+    source=cite("001", "Prop 4.4"),
     statement=("Algorithm 1 terminates within L(f_0) C / eps^2 <= 2 C / eps^2 iterations"
                " (measured: steps taken / that bound, eps = 0.02 and 0.2)."),
+    quantity="largest steps taken / the bound L(f₀) C / ε² over the runs",
     check=_prop44_iterations, reference=1.0, comparison="le", tolerance=0.0,
     tolerance_reason="a count of iterations against a number: exact." + _PATCH_INSTANCES,
     chapter=CH_PATCH,
@@ -2019,9 +2048,10 @@ def _prop44_terminal(size: str, other_class: bool = False) -> float:
 
 register(Claim(
     id="001.prop4.4.terminal",
-    source=f"{SOURCE}, Sec. 4.1",
+    source=cite("001", "Sec. 4.1"),
     statement=("At termination UC(f_T, U) <= eps (recomputed independently on the patched"
                " population; measured: UC / eps)."),
+    quantity="largest UC(f_T, U) / ε at termination over the runs",
     check=_prop44_terminal, reference=1.0, comparison="le", tolerance=1e-9,
     tolerance_reason=("float64 rounding in the witness search and the recomputation."
                       + _PATCH_INSTANCES),
@@ -2085,11 +2115,12 @@ def _appc2(size: str, action: str = "bayes", aligned_max: float = 0.1) -> float:
 
 register(Claim(
     id="001.appC2.gain_utilities",
-    source=f"{SOURCE}, App. C.2 (utility model)",
+    source=cite("001", "App. C.2", "utility model"),
     statement=("The gain-matrix utilities are u_R(p, e_i) = R[i, j*(p)] with j*(p) = argmax_j"
                " sum_i p_i R[i, j], v = sum_i p_i R[i, j*(p)]; aligned users have R_ii = 1 and"
                " off-diagonals in [0, 0.1], misaligned ones 0.2 on the pairs of their own group"
                " of classes and 0 elsewhere."),
+    quantity="largest deviation of the gain-matrix utilities from App. C.2's definition",
     check=_appc2, reference=0.0, tolerance=1e-12,
     tolerance_reason=("float64 sums of at most 12 terms of size <= 1. Instances: C = 2..12, 6"
                       " aligned and 6 misaligned matrices each (up to 4 groups), 50 (500)"
@@ -2193,10 +2224,11 @@ def _appa(size: str, model: str = "patched") -> float:
 
 register(Claim(
     id="001.appA.finite_sample",
-    source=f"{SOURCE}, App. A (empirical implementation)",
+    source=cite("001", "App. A", "empirical implementation"),
     statement=("Patching with fresh samples per iteration stops (UC_hat <= eps) and ends with a"
                " population UC below eps + eps_N, eps_N the uniform estimation error (measured:"
                " worst ratio; infinite if a run does not stop)."),
+    quantity="largest UC after patching / (ε + ε_N) over the runs (∞ if a run does not stop)",
     check=_appa, reference=1.0, comparison="le", tolerance=0.0,
     tolerance_reason=("the guarantee holds with probability >= 0.95 per run. Instances: 8 (40)"
                       f" populations with C = 4 and miscalibrated predictions, U_comb, eps ="
