@@ -37,10 +37,10 @@ from functools import partial
 
 import numpy as np
 
-from ._registry import Claim, Control, register
+from ._registry import Claim, Control, cite, register
 
 __all__ = [
-    "CHAPTER", "SOURCE", "Printed", "parse_printed", "worse_than_uncalibrated", "b2_ratios",
+    "CHAPTER", "Printed", "parse_printed", "worse_than_uncalibrated", "b2_ratios",
     "TABLE1", "TABLE1_COLUMNS",
     "APPENDIX_TABLES", "printed_ratio_interval", "table1_pm_ratios",
     "TABLE_CLASSES", "COLUMN_UNIT", "SQRT_BRIER_COLUMNS", "BRIER_OUTLIER", "sqrt_brier_ratios",
@@ -52,7 +52,6 @@ __all__ = [
 ]
 
 CHAPTER = "book/utility/recalibrators"
-SOURCE = "Hegazy, Jordan & Dieuleveut (2026)"
 
 
 # =============================================================================================
@@ -259,10 +258,11 @@ def _pm_caption(size: str) -> float:
 
 register(Claim(
     id="001.table1.pm_caption",
-    source=f"{SOURCE}, Table 1 and Table 7 captions",
+    source=cite("001", "Tables 1 and 7", "captions"),
     statement=("Table 1 ('mean ± 2 std. errors over 10 splits') and Table 7 ('mean ± std')"
                " report the same ViT-ImageNet experiment, so every ± of Table 1 should be"
                " 2/sqrt(10) ≈ 0.632 times the corresponding std of Table 7."),
+    quantity="share of the precise ± entries of Table 1 equal to 2/√10 × Table 7's std",
     check=_pm_caption,
     reference=1.0, tolerance=0.0, comparison="ge",
     tolerance_reason=("the measured value is the share of entries whose ratio interval -- all"
@@ -294,10 +294,12 @@ def _pm_factors(size: str, factors=(TWO_SE_10, TWO_SE_5)) -> float:
 
 register(Claim(
     id="001.table1.pm_two_factors",
-    source=f"{SOURCE}, Tables 1 and 7",
+    source=cite("001", "Tables 1 and 7"),
     statement=("Every ± of Table 1 printed with at least two significant digits equals Table"
                " 7's std times either 2/sqrt(10) (four Brier entries) or 2/sqrt(5) = sqrt(0.8)"
                " (all others), within the rounding of the printed digits."),
+    quantity=("number of precise ± entries of Table 1 equal to neither 2/√10 nor 2/√5 × Table "
+              "7's std"),
     check=_pm_factors,
     reference=0.0, tolerance=0.0, comparison="le",
     tolerance_reason=("a count of entries whose rounding interval excludes both factors; the"
@@ -328,9 +330,11 @@ def _means_gap(size: str, other: int = 7) -> float:
 
 register(Claim(
     id="001.table1.means_equal_table7",
-    source=f"{SOURCE}, Tables 1 and 7",
+    source=cite("001", "Tables 1 and 7"),
     statement=("Table 1 and Table 7 print the same means for Brier score, CWE^bin and TCE^bin"
                " of every method (one experiment, two tables)."),
+    quantity=("largest |Table 1 mean − Table 7 mean| over Brier, CWE^bin and TCE^bin (printed "
+              "units)"),
     check=_means_gap,
     reference=0.0, tolerance=0.0, comparison="le",
     tolerance_reason=("identical printed strings: exact equality expected; all 6 methods x 3"
@@ -365,10 +369,12 @@ def _ucomb_gap(size: str, combine=max, convert: bool = True) -> float:
 
 register(Claim(
     id="001.table1.ucomb_is_max",
-    source=f"{SOURCE}, Sec. 5 and Tables 1, 7",
+    source=cite("001", "Sec. 5 and Tables 1, 7"),
     statement=("U_comb = U_CWE ∪ U_topK, so UC(f, U_comb) = max(UC(f, U_CWE), UC(f, U_topK)):"
                " Table 1's U_comb column equals the larger of Table 7's U_CWE and U_topK, in"
                " common units (Table 7's U_CWE is x 10^4, U_comb x 10^3)."),
+    quantity=("largest |U_comb − max(U_CWE, U_topK)| over the methods, in half-units of the "
+              "printed digits"),
     check=_ucomb_gap,
     reference=1.0, tolerance=0.0, comparison="le",
     tolerance_reason=("measured is the gap divided by the sum of the two half-units of the"
@@ -454,11 +460,13 @@ def _b2_max(size: str, kind: str, **kw) -> float:
 
 register(Claim(
     id="001.appB2.tables_tce_topk",
-    source=f"{SOURCE}, App. B.2 bound on Tables 1-8",
+    source=cite("001", "App. B.2", "its bound on Tables 1-8"),
     statement=("TCE^bin <= 15 UC(f, U_topK) on every row of Tables 1-8 (Table 1: U_comb): the"
                " App. B.2 bound TCE^bin <= m UC(f, U_TCE) with m = 15 bins, weakened through"
                " UC(U_TCE) = UC(u_top-1) <= UC(U_topK) because the tables print no U_TCE"
                " column."),
+    quantity=("largest TCE^bin / (15·UC(f, U_topK)) over the rows of Tables 1-8, rounded against "
+              "the bound"),
     check=partial(_b2_max, kind="tce"),
     reference=1.0, tolerance=0.0, comparison="le",
     tolerance_reason=("measured is the largest ratio with the binned error rounded up and UC"
@@ -481,9 +489,11 @@ register(Claim(
 
 register(Claim(
     id="001.appB2.tables_cwe",
-    source=f"{SOURCE}, App. B.2 bound on Tables 2-8",
+    source=cite("001", "App. B.2", "its bound on Tables 2-8"),
     statement=("CWE^bin <= 15 UC(f, U_CWE) (App. B.2 with m = 15 bins, any class weights w in"
                " the simplex) on every row of Tables 2-8."),
+    quantity=("largest CWE^bin / (15·UC(f, U_CWE)) over the rows of Tables 2-8, rounded against "
+              "the bound"),
     check=partial(_b2_max, kind="cwe"),
     reference=1.0, tolerance=0.0, comparison="le",
     tolerance_reason=("measured is the largest ratio with the binned error rounded up and UC"
@@ -520,10 +530,11 @@ def _error_rate_ratio(size: str, factor: float = 0.5, against: bool = True) -> f
 
 register(Claim(
     id="001.tables.brier_ge_error_rate",
-    source=f"{SOURCE}, Tables 2-8 (Brier score as defined in Prop. 4.4)",
+    source=cite("001", "Tables 2-8", "Brier score as defined in Prop 4.4"),
     statement=("Brier >= (1 - accuracy) / 2 on every row of Tables 2-8: a misclassified"
                " prediction has ||f - e_y||^2 >= f_max^2 + (1 - f_y)^2 >= 1/2 (as f_y <= f_max),"
                " so the bound holds on every split and for the means."),
+    quantity="largest (1 − accuracy) / (2·Brier) over the rows of Tables 2-8",
     check=_error_rate_ratio,
     reference=1.0, tolerance=0.0, comparison="le",
     tolerance_reason=("measured is the largest (1 - accuracy) / (2 Brier) with accuracy and"
@@ -585,11 +596,13 @@ def _sqrt_brier_max(size: str, outlier: bool = False, reverse: bool = False) -> 
 
 register(Claim(
     id="001.tables.calibration_le_sqrt_brier",
-    source=f"{SOURCE}, Tables 1-8 (Brier score as defined in Prop. 4.4)",
+    source=cite("001", "Tables 1-8", "Brier score as defined in Prop 4.4"),
     statement=("Every calibration error of Tables 1-8 -- TCE^bin, CWE^bin, UC(U_CWE),"
                " UC(U_topK), UC(U_dcg), UC(U_comb) -- is at most E[1 - f_y(X)] <="
                " sqrt((C - 1)/C x Brier) on its row, on every row but Table 6's Dirichlet row"
                " (claim 001.table6.dirichlet_topk_brier)."),
+    quantity=("largest calibration error / √((C − 1) Brier / C) over the rows and columns (Table "
+              "6's Dirichlet row aside)"),
     check=_sqrt_brier_max,
     reference=1.0, tolerance=0.0, comparison="le",
     tolerance_reason=("measured is the largest ratio with the error rounded up and the Brier"
@@ -621,10 +634,11 @@ def _dirichlet_topk_ratio(size: str) -> float:
 
 register(Claim(
     id="001.table6.dirichlet_topk_brier",
-    source=f"{SOURCE}, Table 6 (ResNet-ImageNet), Dirichlet row",
+    source=cite("001", "Table 6", "ResNet-ImageNet, Dirichlet row"),
     statement=("Table 6's Dirichlet row is consistent with the definitions: its UC(U_topK)"
                " is at most E[1 - f_y(X)] <= sqrt((C - 1)/C x Brier) (C = 1000), as on every"
                " other row."),
+    quantity="UC(U_topK) / √((C − 1) Brier / C) on Table 6's Dirichlet row",
     check=_dirichlet_topk_ratio,
     reference=1.0, tolerance=0.0, comparison="le",
     tolerance_reason=("measured is UC(U_topK) rounded down over the bound with the Brier"
@@ -650,9 +664,11 @@ def _ts_accuracy(size: str, method: str = "Temp. Scaling") -> float:
 
 register(Claim(
     id="001.tables.ts_keeps_accuracy",
-    source=f"{SOURCE}, Tables 2-8",
+    source=cite("001", "Tables 2-8"),
     statement=("Temperature scaling does not change the argmax, so its accuracy (mean and std"
                " over splits) equals the uncalibrated model's in every appendix table."),
+    quantity=("number of Tables 2-8 where temperature scaling's printed accuracy differs from "
+              "the uncalibrated model's"),
     check=_ts_accuracy,
     reference=0.0, tolerance=0.0, comparison="le",
     tolerance_reason="a count of tables with different printed strings: exact; all 7 tables",
@@ -682,9 +698,10 @@ def worse_than_uncalibrated(tab, column) -> list:
 
 register(Claim(
     id="001.sec5.brier_improves",
-    source=f"{SOURCE}, Sec. 5 ('all post-hoc methods improve Brier')",
+    source=cite("001", "Sec. 5", "'all post-hoc methods improve Brier'"),
     statement=("All post-hoc methods improve the Brier score of Table 1: no method's Brier is"
                " above the uncalibrated 22.6."),
+    quantity="number of post-hoc methods whose printed Brier score is above the uncalibrated 22.6",
     check=lambda size: float(len(worse_than_uncalibrated(TABLE1, "brier"))),
     reference=0.0, tolerance=0.0, comparison="le",
     tolerance_reason=("a count of methods whose printed Brier exceeds the uncalibrated one by"
@@ -713,9 +730,10 @@ def _not_improved(size: str, factor: float = 1.0) -> float:
 
 register(Claim(
     id="001.sec5.calibration_improves",
-    source=f"{SOURCE}, Sec. 5 ('... and calibration errors')",
+    source=cite("001", "Sec. 5", "'... and calibration errors'"),
     statement=("Every post-hoc method of Table 1 has a smaller CWE^bin, TCE^bin and U_comb than"
                " the uncalibrated model."),
+    quantity="number of (method, column) pairs of Table 1 not below the uncalibrated value",
     check=_not_improved,
     reference=0.0, tolerance=0.0, comparison="le",
     tolerance_reason=("a count of (method, column) pairs not smaller than the uncalibrated"
@@ -753,8 +771,10 @@ def _patching_best(size: str, columns=("tce_bin", "u_comb")) -> float:
 
 register(Claim(
     id="001.sec5.patching_best",
-    source=f"{SOURCE}, Sec. 5 ('patching achieves the best TCE^bin and U_comb')",
+    source=cite("001", "Sec. 5", "'patching achieves the best TCE^bin and U_comb'"),
     statement="In Table 1 patching has the smallest TCE^bin and the smallest U_comb.",
+    quantity=("number of (method, column) pairs of Table 1 where another method is not beaten by "
+              "patching (TCE^bin and U_comb)"),
     check=_patching_best,
     reference=0.0, tolerance=0.0, comparison="le",
     tolerance_reason=("a count of other methods not beaten by patching beyond the rounding of"
@@ -794,10 +814,12 @@ def _dominating(size: str, columns=None, appendix: bool = True) -> float:
 
 register(Claim(
     id="001.sec5.no_single_best",
-    source=f"{SOURCE}, Sec. 5 ('No single method dominates uniformly') and Tables 2-8",
+    source=cite("001", "Sec. 5 and Tables 2-8", "'No single method dominates uniformly'"),
     statement=("No method of Table 1 is at least as good as every other in all four columns"
                " (Brier, CWE^bin, TCE^bin, U_comb), and likewise in every column of each of"
                " Tables 2-8 (accuracy higher, every other column lower)."),
+    quantity=("number of methods that are at least as good as every other in every column of "
+              "their table, over Tables 1-8"),
     check=_dominating,
     reference=0.0, tolerance=0.0, comparison="le",
     tolerance_reason=("a count of methods that no other method beats beyond the rounding of"
@@ -869,11 +891,13 @@ def _order_fixed(size: str, variant: str = "order") -> float:
 
 register(Claim(
     id="001.appC4.order_varies",
-    source=f"{SOURCE}, App. C.4 (observation 1) and Tables 2-8",
+    source=cite("001", "App. C.4 and Tables 2-8", "observation 1"),
     statement=("The order of the post-hoc methods varies with the evaluated utility class: in"
                " each of Tables 2-8 two methods change places, beyond the rounding of the"
                " printed digits, between two of the utility columns U_CWE, U_topK, U_dcg,"
                " U_w2v."),
+    quantity=("number of Tables 2-8 where the order of the post-hoc methods does not change "
+              "between utility columns"),
     check=_order_fixed,
     reference=0.0, tolerance=0.0, comparison="le",
     tolerance_reason=("a count of tables without such a pair; every pair of post-hoc methods"
