@@ -46,7 +46,8 @@ from pathlib import Path
 __all__ = ["BookIndex", "book_index", "glue_from_notebook", "glue_from_json", "format_glue",
            "leftover_markup",
            "render_roles", "convert_markdown", "convert_notebook", "exercise_cells",
-           "MissingGlueError", "LEFTOVER_MARKUP"]
+           "remove_glue", "strip_glue", "add_note_below_title", "MissingGlueError",
+           "LEFTOVER_MARKUP"]
 
 #: MyST markup that must not survive the conversion (checked by :func:`leftover_markup`).
 LEFTOVER_MARKUP = ("{glue", ":::{prf", "```{exercise}", "{prf:ref}", "{cite:", "{doc}",
@@ -589,6 +590,135 @@ def _markdown_cell(original, text: str, ctx: _Context):
     if used:
         cell.attachments = used
     return cell
+
+
+# ---------------------------------------------------------------------------------------------
+# glue plumbing in the code cells (student notebooks)
+# ---------------------------------------------------------------------------------------------
+def _is_glue_call(stmt) -> bool:
+    """``glue(...)`` as a statement (myst-nb's ``glue``, which the book's prose reads)."""
+    return (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)
+            and isinstance(stmt.value.func, ast.Name) and stmt.value.func.id == "glue")
+
+
+def _is_glue_import(stmt) -> bool:
+    return (isinstance(stmt, ast.ImportFrom) and stmt.module == "myst_nb"
+            and all(a.name == "glue" for a in stmt.names))
+
+
+def _only_glue(stmts: list) -> bool:
+    """Do these statements do nothing but glue (so that a loop or ``if`` of them can go)?"""
+    for st in stmts:
+        if _is_glue_call(st) or _is_glue_import(st) or isinstance(st, ast.Pass):
+            continue
+        if isinstance(st, (ast.For, ast.If)) and _only_glue(st.body) and _only_glue(st.orelse):
+            continue
+        return False
+    return True
+
+
+def remove_glue(source: str) -> str:
+    """A code cell's source without the book's glue plumbing: ``from myst_nb import glue``,
+    every ``glue(...)`` statement, and a ``for`` loop or an ``if`` that did nothing else. The
+    glued values only fed the book's prose; the rest of the code runs as before, in plain
+    Jupyter without myst-nb. A function left without a statement gets ``pass``. Lines are
+    removed whole (comments on them go too); the other lines are kept as written.
+
+    >>> print(remove_glue("from myst_nb import glue\\nx = 2\\nglue('x', x, display=False)\\nx"))
+    x = 2
+    x
+    """
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:                     # IPython magics: left as written
+        return source
+    lines = source.split("\n")
+    drop: set = set()
+    pass_at: dict = {}                      # line index -> indentation for a "pass"
+
+    shared = []
+
+    def span(st) -> range:
+        before = lines[st.lineno - 1][:st.col_offset]
+        after = lines[st.end_lineno - 1][st.end_col_offset:].strip()
+        if before.strip() or (after and not after.startswith("#")):
+            shared.append(st.lineno)
+        return range(st.lineno - 1, st.end_lineno)
+
+    def visit(body: list, owner=None) -> None:
+        kept = 0
+        for st in body:
+            if _is_glue_call(st) or _is_glue_import(st) \
+                    or (isinstance(st, (ast.For, ast.If)) and _only_glue([st])):
+                drop.update(span(st))
+                continue
+            kept += 1
+            for field_name in ("body", "orelse", "finalbody"):
+                inner = getattr(st, field_name, None)
+                if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
+                    visit(inner, st)
+            for handler in getattr(st, "handlers", []):
+                visit(handler.body, handler)
+        if owner is not None and body and kept == 0:
+            first = body[0]
+            pass_at[first.lineno - 1] = " " * first.col_offset
+
+    visit(tree.body)
+    if shared:
+        raise ValueError(f"remove_glue: glue on line(s) {shared} shares its line with other"
+                         f" code:\n{source}")
+    out = []
+    for i, line in enumerate(lines):
+        if i in pass_at:
+            out.append(pass_at[i] + "pass")
+        if i not in drop:
+            out.append(line)
+    return "\n".join(out)
+
+
+def _glue_left(source: str) -> bool:
+    """Is a call of the name ``glue`` or an import from myst_nb left in ``source``?"""
+    tree = ast.parse(source)
+    return any((isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "glue")
+               or (isinstance(n, ast.ImportFrom) and n.module == "myst_nb")
+               for n in ast.walk(tree))
+
+
+def strip_glue(nb):
+    """A copy of ``nb`` whose code cells have no glue plumbing (:func:`remove_glue`); a cell
+    that did nothing but glue (left with nothing but comments and blank lines) is dropped."""
+    new = copy.deepcopy(nb)
+    cells = []
+    for cell in new.cells:
+        if cell.cell_type == "code":
+            source = remove_glue(_text(cell.source))
+            if source != _text(cell.source):
+                if not [line for line in source.splitlines()
+                        if line.strip() and not line.strip().startswith("#")]:
+                    continue
+                cell.source = source.strip("\n")
+        cells.append(cell)
+    new.cells = cells
+    return new
+
+
+def add_note_below_title(nb, note: str):
+    """``nb`` with ``note`` as a paragraph right below the first ``# `` title of its first
+    markdown cell (or a first markdown cell of its own when there is no title)."""
+    new = copy.deepcopy(nb)
+    import nbformat
+    for cell in new.cells:
+        if cell.cell_type != "markdown":
+            continue
+        lines = _text(cell.source).split("\n")
+        for i, line in enumerate(lines):
+            if line.startswith("# "):
+                cell.source = "\n".join(lines[:i + 1] + ["", note, ""] + lines[i + 1:])
+                return new
+        break
+    new.cells.insert(0, nbformat.v4.new_markdown_cell(note))
+    _cell_ids(new)
+    return new
 
 
 def leftover_markup(nb) -> list:

@@ -18,13 +18,15 @@
 5. Writes every page with code as a notebook for a plain Jupyter front end (:func:`write_notebooks`):
    ``_build/course/notebooks/<part>/<chapter>.ipynb`` (``<part>`` is the chapter's folder
    under ``book/``; figure pages go to their part's folder), without outputs or solutions,
-   ``parameters`` cells intact, prose in plain Markdown with the glued numbers filled in, an
-   answer and a check cell after each exercise, kernel ``calnotes``; with a ``README.md``
+   ``parameters`` cells intact, prose in plain Markdown with the glued numbers filled in and a
+   note below the title that a rerun changes only the outputs, no glue plumbing in the code
+   (runs without myst-nb), an answer and a check cell after each exercise, kernel
+   ``calnotes``; with a ``README.md`` (with the students' lean install)
    listing them in the order of the book; and checks them (:func:`check_notebooks`).
 
 The PDF is printed by ``scripts/course_pdf.py``.  Run from the repository root with the
 virtual environment's Python: ``.venv/bin/python scripts/course.py [--only DOCNAME ...]
-[--out DIR] [--reuse auto|no] [--no-html]``; ``--only`` builds a reduced table of contents
+[--out DIR] [--reuse auto|no|any] [--no-html]``; ``--only`` builds a reduced table of contents
 (the root page and the given pages) while still writing every chapter's notebook.
 """
 
@@ -479,6 +481,20 @@ def build_html(log=print, strict: bool = True) -> Path:
 
 
 TEACHER_EXECUTED = ROOT / "_build" / "jupyter_execute"
+#: The note below the title of every student notebook (reader findings 4, N12): the prose keeps
+#: the book's numbers, a rerun changes only the outputs.
+RERUN_NOTE = ("*The numbers in this text are the book's, from its run with the default"
+              " parameters; if you change a parameter and rerun, only the outputs change.*")
+#: The lean install for students (the notebooks' README; book/appendix/teachers.md says the
+#: same): the library with the data extra (MNIST-5k, scikit-learn; pandas comes with it), the
+#: scale extra (one chapter runs on Dask arrays) and the course extra (JupyterLab, the kernel).
+#: Measured 2026-11-29: 585 MB, every import of the student notebooks works.
+STUDENT_INSTALL = (
+    "python3 -m venv .venv",
+    ".venv/bin/pip install -e '.[data,scale,course]'",
+    '.venv/bin/python -m ipykernel install --sys-prefix --name calnotes'
+    ' --display-name "calnotes (Python 3)"',
+)
 KERNEL = {"name": "calnotes", "display_name": "calnotes (Python 3)", "language": "python"}
 
 
@@ -503,12 +519,32 @@ def _glue_for(docname: str, glue_dirs: list, source_nb=None) -> dict | None:
     return None
 
 
+def student_notebook(nb, glue: dict, index, docname: str):
+    """One page (solutions already stripped) as a student notebook: the prose in plain Markdown
+    with the glued numbers filled in and an answer and a check cell per exercise
+    (:func:`calnotes.notebook_markdown.convert_notebook`), :data:`RERUN_NOTE` below the title,
+    no glue plumbing in the code (:func:`calnotes.notebook_markdown.strip_glue`), no outputs,
+    kernel ``calnotes``. Raises :class:`calnotes.notebook_markdown.MissingGlueError`."""
+    from calnotes import notebook_markdown as nm
+    nb = nm.convert_notebook(nb, glue, index, docname=docname, with_exercise_cells=True)
+    nb = nm.add_note_below_title(nm.strip_glue(nb), RERUN_NOTE)
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+    for key in ("jupytext", "mystnb", "source_map", "language_info"):
+        nb.metadata.pop(key, None)
+    nb.metadata["kernelspec"] = dict(KERNEL)
+    return nb
+
+
 def write_notebooks(log=print, glue_dirs: list | None = None) -> list:
     """Every page with code of the student edition as a notebook for a plain Jupyter front end,
     in ``_build/course/notebooks/<part>/<chapter>.ipynb``: no outputs, solutions removed, the
     prose in plain Jupyter Markdown with the glued numbers filled in
-    (:mod:`calnotes.notebook_markdown`), each exercise followed by an answer cell and a ready
-    ``check`` cell, kernel ``calnotes``.
+    (:mod:`calnotes.notebook_markdown`) and :data:`RERUN_NOTE` below the title, the code
+    without glue plumbing (:func:`calnotes.notebook_markdown.strip_glue`: the notebooks run in
+    plain Jupyter), each exercise followed by an answer cell and a ready ``check`` cell,
+    kernel ``calnotes``.
 
     The glued numbers come from ``glue_dirs`` (default: this course build's executed chapters,
     then the teacher build's ``_build/jupyter_execute``); a page whose prose uses a glued value
@@ -535,17 +571,11 @@ def write_notebooks(log=print, glue_dirs: list | None = None) -> list:
             continue
         glue = _glue_for(docname, glue_dirs, nb if ipynb.is_file() else None) or {}
         try:
-            nb = nm.convert_notebook(nb, glue, index, docname=docname, with_exercise_cells=True)
+            nb = student_notebook(nb, glue, index, docname)
         except nm.MissingGlueError as exc:
             problems.append(f"{exc} (no executed build has it: run `make book` or a full"
                             " `make course` first)")
             continue
-        for cell in nb.cells:
-            if cell.cell_type == "code":
-                cell.outputs, cell.execution_count = [], None
-        for key in ("jupytext", "mystnb", "source_map", "language_info"):
-            nb.metadata.pop(key, None)
-        nb.metadata["kernelspec"] = dict(KERNEL)
         parts = Path(docname).parts
         part = parts[1] if len(parts) > 2 and parts[0] == "book" else "."
         target = folder / part / f"{Path(docname).name}.ipynb"
@@ -557,12 +587,17 @@ def write_notebooks(log=print, glue_dirs: list | None = None) -> list:
     if problems:
         raise SystemExit("course: notebooks without their numbers:\n  " + "\n  ".join(problems))
     readme = ["# calnotes: the chapters as notebooks (student edition)", "",
-              "Open them in the calnotes environment: `make course` (or `make env` and"
-              " `.venv/bin/uv pip install -p .venv -e '.[course]'`) installs JupyterLab and the"
-              " Jupyter kernel `calnotes`; then run `.venv/bin/jupyter lab` in this folder. The"
-              " notebooks ask for the `calnotes` kernel, so a Jupyter installed elsewhere asks"
-              " you to pick a kernel instead of running a Python without calnotes.", "",
-              "The numbers in the text are those of the book's own run. Solutions are removed:"
+              "Open them in the calnotes environment. The notebooks need the library, its data"
+              " and JupyterLab, not the book's toolchain; in the book's folder:", "",
+              "```bash", *STUDENT_INSTALL, "```", "",
+              "then run `.venv/bin/jupyter lab` in this folder. (`make course` installs the"
+              " same into the book's full environment.) The notebooks ask for the `calnotes`"
+              " kernel, so a Jupyter installed elsewhere asks you to pick a kernel instead of"
+              " running a Python without calnotes.", "",
+              "The numbers in the text are those of the book's own run, with the default"
+              " parameters; rerun a notebook with other values and only its outputs change."
+              " The notebooks run in plain Jupyter: the book's plumbing that put the numbers"
+              " into its text (myst-nb's `glue`) is removed. Solutions are removed:"
               " after each exercise, write your work in the answer cell and replace each `...`"
               " in the check cell by your answer; `calnotes.exercises.check` says *right* or"
               " gives a hint. The first code cell of each notebook (tagged `parameters`) holds"
@@ -590,7 +625,7 @@ def _matched_outputs(student_cells: list, executed_cells: list):
     return out
 
 
-def reuse_execution(executed: Path = TEACHER_EXECUTED, log=print) -> tuple:
+def reuse_execution(executed: Path = TEACHER_EXECUTED, log=print, any_age: bool = False) -> tuple:
     """Give each student page the outputs of the teacher build's run of the same page.
 
     The teacher edition (``make book``) executed every page; the student edition is the same
@@ -601,6 +636,8 @@ def reuse_execution(executed: Path = TEACHER_EXECUTED, log=print) -> tuple:
     ``execution_mode: off`` added to the page's own ``mystnb`` settings (a page's
     ``render_markdown_format: myst`` is kept), so the student build does not run it again. A
     page without such a run is executed by the student build as before.
+    With ``any_age`` a run is reused whatever its age (``--reuse any``: for working on the
+    course scripts while the library changes; the outputs may be stale).
     Returns ``(reused, executed_again)``: lists of docnames.
     """
     import nbformat
@@ -622,8 +659,8 @@ def reuse_execution(executed: Path = TEACHER_EXECUTED, log=print) -> tuple:
         run = executed / f"{docname}.ipynb"
         original = next((ROOT / f"{docname}{suffix}" for suffix in (".md", ".ipynb")
                          if (ROOT / f"{docname}{suffix}").is_file()), None)
-        if not run.is_file() or original is None \
-                or run.stat().st_mtime < max(original.stat().st_mtime, floor):
+        if not run.is_file() or original is None or (
+                not any_age and run.stat().st_mtime < max(original.stat().st_mtime, floor)):
             again.append(docname)
             continue
         ran = nbformat.read(run, as_version=4)
@@ -665,8 +702,9 @@ def reuse_execution(executed: Path = TEACHER_EXECUTED, log=print) -> tuple:
 
 
 def check_notebooks(paths: list) -> None:
-    """No outputs, no solutions, no MyST markup left (glue roles, directives, references), an
-    answer cell per exercise, the ``calnotes`` kernel."""
+    """No outputs, no solutions, no MyST markup left (glue roles, directives, references), no
+    glue plumbing in the code (``from myst_nb import glue``, ``glue(...)``), the rerun note
+    below the title, the ``calnotes`` kernel."""
     import nbformat
 
     from calnotes import notebook_markdown as nm
@@ -681,6 +719,12 @@ def check_notebooks(paths: list) -> None:
         left = nm.leftover_markup(nb)
         if left:
             raise SystemExit(f"course: {path}: MyST markup left in the markdown: {left}")
+        glued = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"
+                 and ("myst_nb" in c.source or re.search(r"(?<![\w.])glue\(", c.source))]
+        if glued:
+            raise SystemExit(f"course: {path}: glue plumbing left in code cells {glued}")
+        if RERUN_NOTE not in "\n".join(c.source for c in nb.cells[:2]):
+            raise SystemExit(f"course: {path}: no note on rerunning below the title")
         if nb.metadata.get("kernelspec", {}).get("name") != KERNEL["name"]:
             raise SystemExit(f"course: {path}: kernel is not {KERNEL['name']!r}")
 
@@ -694,10 +738,12 @@ def main(argv=None) -> int:
                              " references to the pages left out cannot resolve; the notebooks"
                              " are still written for every chapter")
     parser.add_argument("--no-html", action="store_true", help="skip the jupyter-book build")
-    parser.add_argument("--reuse", choices=("auto", "no"), default="auto",
+    parser.add_argument("--reuse", choices=("auto", "no", "any"), default="auto",
                         help="auto (default): pages that the teacher build (`make book`,"
                              " _build/jupyter_execute) ran after their last edit are not"
-                             " executed again (their outputs are reused); no: execute every page")
+                             " executed again (their outputs are reused); no: execute every page;"
+                             " any: reuse the teacher run of every page whatever its age (for"
+                             " working on these scripts: outputs may be stale)")
     parser.add_argument("--out", type=Path, default=None, metavar="DIR",
                         help="output folder (default _build/course; the stripped sources go to"
                              " DIR-src)")
@@ -708,8 +754,8 @@ def main(argv=None) -> int:
     t0 = time.time()
     make_sources(args.only)
     if not args.no_html:
-        if args.reuse == "auto" and TEACHER_EXECUTED.is_dir():
-            reuse_execution()
+        if args.reuse != "no" and TEACHER_EXECUTED.is_dir():
+            reuse_execution(any_age=args.reuse == "any")
         build_html(strict=not args.only)
     check_notebooks(write_notebooks())
     print(f"course: done in {time.time() - t0:.0f} s")

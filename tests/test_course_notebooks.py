@@ -5,6 +5,7 @@ glued, an answer and a check cell per exercise; `calnotes run` on a figure sub-p
 import json
 import logging
 import re
+import sys
 from pathlib import Path
 
 import jupytext
@@ -42,9 +43,13 @@ def test_every_student_notebook_is_plain_markdown_with_cells_per_exercise(path):
     text, _ = course.strip_solutions(path.read_text())
     labels = course.exercise_labels(text)
     nb = jupytext.reads(text, fmt="md:myst")
-    new = nm.convert_notebook(nb, _AnyGlue(), nm.book_index(ROOT), with_exercise_cells=True,
-                              docname=path.relative_to(ROOT).with_suffix("").as_posix())
+    new = course.student_notebook(nb, _AnyGlue(), nm.book_index(ROOT),
+                                  path.relative_to(ROOT).with_suffix("").as_posix())
     assert nm.leftover_markup(new) == []
+    # no glue plumbing left in the code (reader findings 4, N12), the rerun note on top
+    code = [c.source for c in new.cells if c.cell_type == "code"]
+    assert not [src for src in code if "myst_nb" in src or re.search(r"(?<![\w.])glue\(", src)]
+    assert course.RERUN_NOTE in new.cells[0].source
     markdown = "\n".join(c.source for c in new.cells if c.cell_type == "markdown")
     for piece in ("{glue", ":::{prf", "```{exercise}", "Check your answer\n"):
         assert piece not in markdown
@@ -60,8 +65,10 @@ def test_every_student_notebook_is_plain_markdown_with_cells_per_exercise(path):
             assert f'check("{label}", {{' in cell.source
             for part in exercises.describe(label).splitlines():
                 assert f'"{part.split(":")[0]}": ...,' in cell.source
+    only_glue = sum(c.cell_type == "code" and "glue" in c.source
+                    and not nm.remove_glue(c.source).strip() for c in nb.cells)
     assert sum(c.cell_type == "code" for c in new.cells) \
-        == sum(c.cell_type == "code" for c in nb.cells) + len(labels) \
+        == sum(c.cell_type == "code" for c in nb.cells) - only_glue + len(labels) \
         + sum(lab in exercises.labels() for lab in labels)
 
 
@@ -275,3 +282,74 @@ def test_a_reused_page_keeps_its_own_mystnb_settings(tmp_path, monkeypatch):
     assert (reused, again) == (["book/page"], [])
     meta = nbformat.read(src / "book" / "page.ipynb", as_version=4).metadata["mystnb"]
     assert meta == {"render_markdown_format": "myst", "execution_mode": "off"}
+
+
+GLUE_CELL = """from IPython.display import Markdown
+from myst_nb import glue
+
+x = 2  # kept
+glue("x", x, display=False)
+for name in ("x",):
+    glue(name, globals()[name], display=False)
+for k in (1, 2):
+    y = k * x
+    glue(f"y_{k}", y, display=False)  # a comment that goes with its line
+if x > 1:
+    glue("big", Markdown("yes"),
+         display=False)
+
+
+def helper(v):
+    glue("v", v, display=False)
+
+
+def measure(v):
+    \"\"\"Glue v and return it.\"\"\"
+    glue("v2", v, display=False)
+    return v
+
+
+z = measure(helper(3) or x)
+"""
+
+
+def test_glue_plumbing_is_removed_and_the_code_runs_without_myst_nb(monkeypatch):
+    """Reader findings 4, N12: 21 of 25 student notebooks imported myst_nb and glued values
+    only the book's prose reads. remove_glue drops the import, each glue statement (in loops,
+    ifs and functions too) and loops or ifs that did nothing else; the rest runs with myst_nb
+    not importable and gives the same values."""
+    new = nm.remove_glue(GLUE_CELL)
+    assert "glue(" not in new and "myst_nb" not in new
+    assert "x = 2  # kept" in new and "    y = k * x" in new and "if x > 1" not in new
+    assert 'for name in ("x",)' not in new
+    assert "def helper(v):\n    pass" in new
+    assert '    """Glue v and return it."""\n    return v' in new
+    monkeypatch.setitem(sys.modules, "myst_nb", None)           # import myst_nb fails
+    namespace = {}
+    exec(compile(new, "<student cell>", "exec"), namespace)
+    assert (namespace["x"], namespace["y"], namespace["z"]) == (2, 4, 2)
+    with pytest.raises(ImportError):                              # the control: the original
+        exec(compile(GLUE_CELL, "<book cell>", "exec"), {})
+    # a glue call sharing its line with other code is refused, not silently cut
+    with pytest.raises(ValueError, match="shares its line"):
+        nm.remove_glue("x = 1; glue('x', x, display=False)")
+
+
+def test_a_student_notebook_of_a_glued_chapter_runs_in_plain_python(tmp_path, monkeypatch):
+    """The mini chapter (a parameters cell, glue calls, glued prose, an exercise) as the course
+    edition writes it: the numbers are in the prose, the rerun note is below the title, and
+    its code cells run one after another without myst_nb."""
+    course = _course()
+    nb = jupytext.reads(MINI, fmt="md:myst")
+    glue = {"double": {"text/plain": "20"}, "third": {"text/plain": "3.3333"}}
+    new = course.student_notebook(nb, glue, nm.BookIndex(), "book/part/mini")
+    first = new.cells[0].source
+    assert first.startswith("# Mini\n\n" + course.RERUN_NOTE)
+    assert "Twice $n$ is 20 and a third is 3.33." in "\n".join(c.source for c in new.cells)
+    monkeypatch.setitem(sys.modules, "myst_nb", None)
+    namespace = {}
+    for cell in new.cells:
+        if cell.cell_type == "code" and "check(" not in cell.source:
+            exec(compile(cell.source, "<cell>", "exec"), namespace)
+    assert namespace["n"] == 10
+    assert new.metadata["kernelspec"]["name"] == "calnotes"
