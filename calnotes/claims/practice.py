@@ -16,10 +16,9 @@ import numpy as np
 
 from ..measures import classwise, l2_qece
 from ..scores import brier_loss
-from ._registry import INCONCLUSIVE, Claim, Control, register
+from ._registry import INCONCLUSIVE, Claim, Control, cite, register
 
 RANKINGS = "book/practice/rankings"
-SOURCE_000 = "Making and Evaluating Calibrated Forecasts"
 
 
 @lru_cache(maxsize=2)
@@ -67,11 +66,12 @@ def _m_equals_n(size: str, samples_per_bin: int = 1, fewer_bins: int = 0) -> flo
 
 register(Claim(
     id="000.sec5.m_equals_n",
-    source=f"{SOURCE_000}, Sec. 5.2",
+    source=cite("000", "Sec. 5.2"),
     statement=("With m = n bins (one sample per bin) the class-wise l2-QECE equals the"
                " multi-class Brier loss divided by k n, so it ranks predictors exactly as the"
                " squared loss does (checked on every temperature-scaled model of the MNIST-5k"
                " suite)."),
+    quantity="largest |k n ℓ2-QECE^classwise(m = n) / Brier − 1| over the suite",
     check=_m_equals_n,
     reference=0.0, tolerance=1e-11,
     tolerance_reason=("both sides are sums of n = 1,000 squares of numbers in [-1, 1], summed in"
@@ -101,10 +101,12 @@ def ece_conf_flips(idx=None) -> float:
 
 register(Claim(
     id="000.sec5.ece_conf_flips",
-    source=f"{SOURCE_000}, Sec. 5.2",
+    source=cite("000", "Sec. 5.2"),
     statement=("The classical binned ECE with confidence aggregation flips the ranking between"
                " predictors under different bin counts: on the temperature-scaled MNIST-5k suite"
                " at least one pair of models is ordered differently at m = 20 and at m = n."),
+    quantity=("number of pairs of models ordered differently by the confidence ECE at m = 20 and "
+              "at m = n"),
     check=lambda size: ece_conf_flips(),
     reference=1.0, tolerance=0.0, comparison="ge",
     tolerance_reason=("a count of pairs: exact integer arithmetic, no tolerance needed. Region:"
@@ -136,11 +138,12 @@ CHECKPOINT_SHARE_SD = 0.058
 
 register(Claim(
     id="000.sec5.checkpoint_dominance",
-    source=f"{SOURCE_000}, Sec. 5.2",
+    source=cite("000", "Sec. 5.2"),
     statement=("The checkpoints of one training run are consistently ordered by every proper loss"
                " (log, Brier, spherical, 0-1): every pair of the ten MLP checkpoints of the"
                " MNIST-5k suite is ordered by dominance (measured: the share of pairs left"
                " unordered, against none)."),
+    quantity="share of the pairs of MLP checkpoints that dominance leaves unordered",
     check=lambda size: 1.0 - checkpoint_dominance_share(),
     reference=0.0, tolerance=2 * CHECKPOINT_SHARE_SD,
     tolerance_reason=("inconclusive finding: the share of unordered pairs is measured against 0"
@@ -184,10 +187,12 @@ def qece_large_m_gain(idx=None) -> float:
 
 register(Claim(
     id="000.sec5.qece_preserves",
-    source=f"{SOURCE_000}, Sec. 5.2",
+    source=cite("000", "Sec. 5.2"),
     statement=("The truthful l2-QECE^classwise preserves the dominance between predictors at every"
                " bin count: on the MNIST-5k suite it orders every pair of the longest dominance"
                " chain as the four losses do, at m = 20 and m = 100."),
+    quantity=("smallest share, over m = 20 and 100, of the chain pairs class-wise ℓ2-QECE orders "
+              "as the losses do"),
     check=lambda size: qece_small_m_share(),
     reference=1.0, tolerance=0.0,
     tolerance_reason=("a share of pairs, exact. Region: the longest dominance chain of the 26 suite"
@@ -207,11 +212,13 @@ LARGE_M_GAIN_SD = 4.9
 
 register(Claim(
     id="000.sec5.large_m",
-    source=f"{SOURCE_000}, Sec. 5.2",
+    source=cite("000", "Sec. 5.2"),
     statement=("As m grows, the truthful l2-QECE^classwise orders the predictors more as the"
                " losses do: on the MNIST-5k suite it orders more pairs of the dominance chain"
                " correctly at m = 100 than at m = 20 (measured: the gain in pairs, against no"
                " gain)."),
+    quantity=("pairs of the dominance chain class-wise ℓ2-QECE orders as the losses do at m = "
+              "100, minus at m = 20"),
     check=lambda size: qece_large_m_gain(),
     reference=0.0, tolerance=2 * LARGE_M_GAIN_SD,
     tolerance_reason=("inconclusive finding: the gain (chain pairs agreeing at m = 100 minus at"
@@ -230,8 +237,6 @@ register(Claim(
 
 # ------------------------------------------------- recalibration paper, Sec. 3 and Table 1
 RECALIBRATION = "book/practice/recalibration"
-SOURCE_004 = "Reassessing How to Compare and Improve the Calibration of Machine Learning Models"
-SOURCE_003 = "Better Uncertainty Calibration via Proper Scores for Classification and Beyond"
 _EXACT = ("an identity of the construction: both sides are means of the same 1,000 0/1"
           " indicators or constants, summed in different orders; float64 rounding stays below"
           " 1,000 * 2^-53 ~ 1e-13, so 1e-12 leaves a margin")
@@ -308,10 +313,11 @@ def _mrr_in_sample(size: str) -> float:
 
 register(Claim(
     id="004.sec3.mrr_zero_ece",
-    source=f"{SOURCE_004}, Sec. 3, eq. (3.1)",
+    source=cite("004", "Sec. 3, eq. (3.1)"),
     statement=("Mean replacement recalibration (confidence := accuracy on the calibration split,"
                " prediction unchanged) has ECE exactly 0 on the split it was fitted on (checked"
                " for every model of the MNIST-5k suite)."),
+    quantity="largest ECE of MRR on its own calibration split over the suite",
     check=_mrr_in_sample, reference=0.0, tolerance=1e-12,
     tolerance_reason=_EXACT + ". Region: all 26 suite models (accuracies 0.77 to 0.92)",
     chapter=RECALIBRATION, expect="illustrates",
@@ -338,10 +344,11 @@ def _mrr_test_gap(size: str, method: str = "MRR") -> float:
 
 register(Claim(
     id="004.sec3.mrr_ece_is_accuracy_gap",
-    source=f"{SOURCE_004}, Sec. 3",
+    source=cite("004", "Sec. 3"),
     statement=("On a test split, MRR's ECE is exactly |calibration accuracy - test accuracy|: all"
                " its confidences are one number, so one bin holds every sample. Its ECE therefore"
                " shrinks like the sampling error of an accuracy, 1/sqrt(n), whatever the model."),
+    quantity="largest |MRR's test ECE − |calibration accuracy − test accuracy|| over the suite",
     check=_mrr_test_gap, reference=0.0, tolerance=1e-12,
     tolerance_reason=(_EXACT + ". Region: all 26 suite models, 1,000 calibration and 1,000"
                       " test images"),
@@ -370,9 +377,10 @@ def _accuracy_kept(size: str, methods=("TS", "MRR")) -> float:
 
 register(Claim(
     id="004.sec3.accuracy_kept",
-    source=f"{SOURCE_004}, Sec. 3 and Table 1",
+    source=cite("004", "Sec. 3 and Table 1"),
     statement=("Temperature scaling and MRR leave the test accuracy unchanged (they never change"
                " the predicted class), for every model of the MNIST-5k suite."),
+    quantity="largest |test accuracy after TS or MRR − before| over the suite",
     check=_accuracy_kept, reference=0.0, tolerance=0.0,
     tolerance_reason=("the predicted classes are compared exactly: no rounding is involved."
                       " Region: all 26 suite models"),
@@ -396,9 +404,10 @@ def proper_scores_gap(idx=None) -> float:
 
 register(Claim(
     id="004.sec3.proper_scores_detect_mrr",
-    source=f"{SOURCE_004}, Sec. 4 (first paragraph) and Table 1",
+    source=cite("004", "Sec. 4 and Table 1", "first paragraph"),
     statement=("Either NLL or the Brier score alone detects the trivial MRR: on every model of the"
                " MNIST-5k suite both are worse (larger) after MRR than after temperature scaling."),
+    quantity="smallest increase of NLL or Brier from TS to MRR over the suite",
     check=lambda size: proper_scores_gap(), reference=0.0, tolerance=0.0, comparison="ge",
     tolerance_reason=("a sign: the smallest gap over the suite must be positive; the gaps are"
                       " differences of means far larger than float64 rounding. Region: all 26"
@@ -417,10 +426,12 @@ def mrr_lowest_share(idx=None) -> float:
 
 register(Claim(
     id="004.sec3.mrr_lowest_ece",
-    source=f"{SOURCE_004}, Sec. 3, Table 1 and Tables 2-6",
+    source=cite("004", "Sec. 3, Table 1 and Tables 2-6"),
     statement=("MRR dominates in terms of the pure calibration metrics: of the baseline, TS, HB,"
                " IR and MRR, MRR has the lowest ECE (15 equal-width bins, top label), on every"
                " model of the MNIST-5k suite."),
+    quantity=("share of the suite's models on which MRR has the lowest test ECE of the five "
+              "methods"),
     check=lambda size: mrr_lowest_share(), reference=1.0, tolerance=0.0,
     tolerance_reason=("a share of models, exact; the paper's tables imply every model. Region:"
                       " all 26 suite models"),
@@ -448,10 +459,12 @@ def ir_beats_hb_share(idx=None) -> float:
 
 register(Claim(
     id="004.sec5.2.ir_beats_hb",
-    source=f"{SOURCE_004}, Sec. 5.2",
+    source=cite("004", "Sec. 5.2"),
     statement=("HB is worse calibrated than IR and IR generalizes better (the paper's ViT): on most"
                " models of the MNIST-5k suite (a share of at least 1/2) IR has both the lower test"
                " ECE and the lower Brier score."),
+    quantity=("share of the suite's models on which IR has both a lower test ECE and a lower "
+              "Brier score than HB"),
     check=lambda size: ir_beats_hb_share(), reference=0.5, tolerance=0.0, comparison="ge",
     tolerance_reason="a share of models, exact. Region: all 26 suite models, 1,000 test images",
     chapter=RECALIBRATION, expect="finding", finding_holds=True,
@@ -486,11 +499,13 @@ def _confidence_auc(size: str, method: str = "MRR", worst: bool = True) -> float
 
 register(Claim(
     id="004.remark3.1.roc_auc",
-    source=f"{SOURCE_004}, Remark 3.1",
+    source=cite("004", "Remark 3.1"),
     statement=("Trivial calibration such as MRR is detectable with ROC-AUC applied to the"
                " confidence as a predictor of correctness: MRR's confidences are one number, so"
                " their AUC is exactly 1/2 (no discrimination) on every model of the MNIST-5k"
                " suite."),
+    quantity=("largest |AUC of MRR's confidence as a predictor of correctness − 1/2| over the "
+              "suite"),
     check=_confidence_auc, reference=0.0, tolerance=1e-12,
     tolerance_reason=("exact: with one confidence value every rank is the mid-rank, and the"
                       " Mann-Whitney statistic is n1 n0 / 2 in float64 without rounding. Region:"
@@ -592,11 +607,13 @@ def _propD2_population(size: str, variant: str = "claim") -> float:
 
 register(Claim(
     id="003.propD.2",
-    source=f"{SOURCE_003}, Prop D.2",
+    source=cite("003", "Prop D.2"),
     statement=("The transform t^f (the top entry replaced by the model's accuracy ACC(f), the rest"
                " spread evenly) has zero MMCE, KS, ECE and TCE_p (p = 1, 2) and keeps the accuracy,"
                " yet is not calibrated in general: exact population values (Fractions) with"
                " ACC(f) > 1/k, the assumption of the proof."),
+    quantity=("largest MMCE, KS, ECE, TCE_p of t^f∘f or |accuracy change| over the populations "
+              "with ACC(f) > 1/k"),
     check=_propD2_population, reference=0.0, tolerance=1e-12,
     tolerance_reason=("exact rational arithmetic for ECE, TCE, KS and the accuracy; MMCE in"
                       " float64 (a kernel sum of at most a hundred terms of size <= 1, rounding"
@@ -623,10 +640,12 @@ register(Claim(
 
 register(Claim(
     id="003.propD.2.all_models",
-    source=f"{SOURCE_003}, Prop D.2 ('for all models')",
+    source=cite("003", "Prop D.2", "'for all models'"),
     statement=("For ALL models f, as the proposition states, t^f o f has zero MMCE, KS, ECE and"
                " TCE_p and keeps the accuracy: exact population values on the populations with"
                " ACC(f) <= 1/k, which the statement includes and the proof's assumption excludes."),
+    quantity=("largest MMCE, KS, ECE, TCE_p of t^f∘f or |accuracy change| over the populations "
+              "with ACC(f) ≤ 1/k"),
     check=partial(_propD2_population, variant="low accuracy"), reference=0.0, tolerance=1e-12,
     tolerance_reason=("exact rational arithmetic (MMCE in float64, rounding below 1e-14); the"
                       " populations of 003.propD.2 with ACC(f) <= 1/k, k = 2..5"),
@@ -652,9 +671,10 @@ def _ks_definition(size: str) -> float:
 
 register(Claim(
     id="003.propD.2.ks_definition",
-    source=f"{SOURCE_003}, Prop D.2 with Def C.2",
+    source=cite("003", "Prop D.2 with Def C.2"),
     statement=("KS(t^f o f) = 0 with KS as Def C.2 defines it (the class-wise conditional"
                " P(Y = k | f_k(X)) integrated against the law of f_k(X), weighted by P(C = k))."),
+    quantity="largest KS(t^f∘f), with KS read as Def C.2, over the populations",
     check=_ks_definition, reference=0.0, tolerance=0.0,
     tolerance_reason="exact rational arithmetic; the same populations as 003.propD.2",
     chapter=RECALIBRATION, expect="disagrees",
@@ -702,11 +722,13 @@ def _tf_held_out(size: str, transform: bool = True, stop_above: float = math.inf
 
 register(Claim(
     id="003.propD.2.held_out",
-    source=f"{SOURCE_003}, Prop D.2",
+    source=cite("003", "Prop D.2"),
     statement=("On a held-out split the errors of Prop D.2 of t^f (fitted on the calibration"
                " split) are sampling noise: for every model of the MNIST-5k suite, ECE, TCE_1,"
                " TCE_2, KS and MMCE on the test split are within 4 standard errors of 0 (all"
                " equal |ACC_cal - ACC_test|: one confidence value), and the argmax is kept."),
+    quantity=("largest of ECE, TCE_1, TCE_2, KS and MMCE of t^f on the test split over the "
+              "suite, in standard errors of an accuracy difference"),
     check=_tf_held_out, reference=0.0, tolerance=4.0, comparison="le",
     tolerance_reason=("the accuracy ACC(f) is estimated on the 1,000 calibration images: the"
                       " errors on the 1,000 test images are |ACC_cal - ACC_test|, a difference"
