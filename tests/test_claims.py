@@ -55,6 +55,7 @@ def test_every_claim_names_an_existing_chapter_that_asserts_it():
 
 def _dummy(measured, **kw):
     base = dict(id="x.test", source="test", statement="s", check=lambda size: measured,
+                quantity="the test quantity",
                 reference=1.0, tolerance=0.1, tolerance_reason="r", chapter="c")
     base.update(kw)
     return Claim(**base)

@@ -90,12 +90,12 @@ def cite(paper: str, where: str, note: str = "") -> str:
     >>> cite("004", "Prop 4.8")
     'Prop 4.8 of the reassessing paper'
     >>> cite("000", "Thm 2.6", "credited there to Hartline et al. 2025")
-    'Thm 2.6 of the truthfulness paper (credited there to Hartline et al. 2025)'
+    'Thm 2.6 of the truthfulness paper, credited there to Hartline et al. 2025'
     """
     if paper not in PAPER_NAMES:
         raise ValueError(f"paper: expected one of {sorted(PAPER_NAMES)}, got {paper!r}")
     text = f"{where} of {PAPER_NAMES[paper]}"
-    return f"{text} ({note})" if note else text
+    return f"{text}, {note}" if note else text
 
 
 class ClaimFailed(AssertionError):
@@ -442,9 +442,9 @@ def _appendix_link(chapter: str, page: str) -> str:
 
 
 def _num(x: float, against=()) -> str:
-    """A number for a claim line: an integer as an integer, else 3 significant digits, more
-    where needed to tell it from the numbers in ``against`` (so that 1.0003 > 1 never reads
-    "1 > 1"); a leading minus sign as the typographic one."""
+    """A number for a claim line: an integer as an integer, a short decimal as it is (1.125),
+    else 3 significant digits, more where needed to tell it from the numbers in ``against``
+    (so that 1.0003 > 1 never reads "1 > 1"); a leading minus sign as the typographic one."""
     x = float(x)
     if np.isnan(x):
         return "nan (no value)"
@@ -453,8 +453,9 @@ def _num(x: float, against=()) -> str:
     if x == round(x) and abs(x) < 1e7:
         text = str(int(round(x)))
     else:
+        exact = [d for d in range(1, 5) if float(f"{x:.{d}g}") == x]
         others = [float(a) for a in against if np.isfinite(a) and float(a) != x]
-        for digits in range(3, 11):
+        for digits in range(exact[0] if exact else 3, 11):
             text = f"{x:.{digits}g}"
             if all(text != f"{a:.{digits}g}" for a in others):
                 break
@@ -478,10 +479,10 @@ def comparison_text(claim: "Claim", measured: float) -> str:
     --------
     >>> c = Claim("x.y", "s", "s", check=lambda size: 0.0, reference=0.0, tolerance=4.0,
     ...           tolerance_reason="4 standard errors", chapter="c", comparison="le")
-    >>> comparison_text(c, 1.332)
-    '1.33 ≤ 4 (0 plus a tolerance of 4)'
+    >>> comparison_text(c, 1.3318)
+    '1.33 ≤ 4 (the tolerance)'
     >>> comparison_text(c, 5.1)
-    '5.1 > 4 (0 plus a tolerance of 4)'
+    '5.1 > 4 (the tolerance)'
     >>> c = Claim("x.y", "s", "s", check=lambda size: 0.0, reference=0.0, tolerance=1e-12,
     ...           tolerance_reason="rounding", chapter="c")
     >>> comparison_text(c, 4e-16)
@@ -517,7 +518,10 @@ def comparison_text(claim: "Claim", measured: float) -> str:
     if t == 0:
         return f"{_num(measured, [r])} {symbol} {_num(r, [measured])}"
     if _rounding(t, r):
-        return f"{_num(measured, [r])} {symbol} {_num(r, [measured])} (to within rounding, {_num(t)})"
+        slack = "to within rounding" if holds else "beyond rounding"
+        return f"{_num(measured, [r])} {symbol} {_num(r, [measured])} ({slack}, {_num(t)})"
+    if r == 0:
+        return f"{_num(measured, [bound])} {symbol} {_num(bound, [measured])} (the tolerance)"
     sign = "plus" if le else "minus"
     return (f"{_num(measured, [bound])} {symbol} {_num(bound, [measured])} "
             f"({_num(r)} {sign} a tolerance of {_num(t)})")
@@ -540,7 +544,7 @@ def _controls_text(result: "Result") -> str:
     why = " (no near one can be)" if result.claim.expect == "illustrates" else ""
     if n == 1:
         return f"; its far false neighbour “{nearest.name}” is rejected{why}"
-    return f"; all {n} far false neighbours are rejected{why}"
+    return f"; all {n} far false neighbours are rejected, the nearest “{nearest.name}”{why}"
 
 
 def claim_sentence(result: "Result") -> str:
@@ -548,7 +552,7 @@ def claim_sentence(result: "Result") -> str:
     with a symbol, and the nearest rejected false neighbour.
 
     ``<quantity> = <measured> <symbol> <threshold>``, e.g. "|z| of the simulated mean against
-    the exact value = 1.33 ≤ 4 (0 plus a tolerance of 4); all 2 false neighbours are rejected,
+    the exact value = 1.33 ≤ 4 (the tolerance); all 2 false neighbours are rejected,
     the nearest “exact values 0.5% off”". A claim without a ``quantity`` (which
     :func:`registry_problems` refuses) reads "measured = …".
 
@@ -776,8 +780,10 @@ def registry_problems(claims=None) -> list:
     Every control says what kind of neighbour it is (:data:`CONTROL_KINDS`); every
     ``"agrees"`` claim has at least one *near* control (:attr:`Control.near`; else it is an
     illustration, registered with ``expect="illustrates"`` and the slack of its worst instance);
-    every erratum says what is true instead (``correction``). That each control is *rejected* is checked when the
-    claim runs (:func:`assert_claim`). The tests and the ledger page fail
+    every erratum says what is true instead (``correction``); every claim says what its number
+    is (``quantity``, the words of its claim line) and names its paper by the short name of
+    :data:`PAPER_NAMES` in its ``source`` (:func:`cite`). That each control is *rejected* is
+    checked when the claim runs (:func:`assert_claim`). The tests and the ledger page fail
     unless this is empty.
     """
     claims = all_claims() if claims is None else claims
@@ -796,6 +802,14 @@ def registry_problems(claims=None) -> list:
                            f"{sorted(CONTROL_KINDS)})")
         if c.expect == "disagrees" and not c.correction.strip():
             out.append(f"{c.id}: erratum without a correction (what is true instead)")
+        if not c.quantity.strip():
+            out.append(f"{c.id}: no quantity (say in words what the check's number is, e.g. "
+                       "'|z| of the simulated mean against the exact value'; the claim line "
+                       "reads '<quantity> = <measured> <symbol> <threshold>')")
+        paper = c.id.split(".", 1)[0]
+        if paper in PAPER_NAMES and PAPER_NAMES[paper] not in c.source:
+            out.append(f"{c.id}: source {c.source!r} does not name its paper as "
+                       f"{PAPER_NAMES[paper]!r} (use cite({paper!r}, ...))")
     return out
 
 
