@@ -38,3 +38,45 @@ document.addEventListener("DOMContentLoaded", () => {
   window.matchMedia("print").addEventListener("change", (e) => (e.matches ? fit() : undo()));
   window.addEventListener("afterprint", undo);
 })();
+
+// Search result snippets (reader findings 4, N10). Sphinx's search page (searchtools.js) takes a
+// result's snippet from the text of the page's [role="main"] element, which in this theme also
+// holds the header's download buttons (".md", ".pdf"), the right-hand contents list and the
+// previous/next links: snippets read "....md" and "....pdf Truthful calibration measures
+// Contents". The snippet is taken from the article alone, without code cells and their toggles,
+// and a formula reads as text ("ℓ_2-QECE"), not as its TeX source ("\(\ell_2\)-QECE").
+const calnotesTexToText = (tex) => {
+  const symbols = {ell: "ℓ", le: "≤", leq: "≤", ge: "≥", geq: "≥", neq: "≠", cdot: "·",
+    times: "×", infty: "∞", to: "→", in: "∈", sum: "Σ", prod: "Π", sqrt: "√", pm: "±",
+    alpha: "α", beta: "β", gamma: "γ", delta: "δ", epsilon: "ε", varepsilon: "ε", theta: "θ",
+    lambda: "λ", mu: "μ", pi: "π", sigma: "σ", tau: "τ", phi: "φ", varphi: "φ", omega: "ω",
+    Delta: "Δ", Sigma: "Σ", Omega: "Ω", mid: "|", lVert: "‖", rVert: "‖", lvert: "|",
+    rvert: "|", ldots: "…", dots: "…", approx: "≈", sim: "∼", top: "⊤"};
+  return tex
+    .replace(/\\[()[\]]/g, "")
+    .replace(/\\[dt]?frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}/g, "$1/$2")
+    .replace(/\\(?:mathrm|text|textrm|operatorname|mathbf|mathcal|mathbb|mathit|boldsymbol)\s*\{([^{}]*)\}/g, "$1")
+    .replace(/\\([A-Za-z]+)/g, (m, name) => (Object.hasOwn(symbols, name) ? symbols[name] : ""))
+    .replace(/\\[,;:! ]/g, " ")
+    .replace(/[{}]/g, "")
+    .replace(/\s+/g, " ")
+    .trim();
+};
+if (typeof Search !== "undefined" && typeof Search.htmlToText === "function") {
+  const sphinxHtmlToText = Search.htmlToText;
+  Search.htmlToText = (htmlString, anchor) => {
+    const doc = new DOMParser().parseFromString(htmlString, "text/html");
+    const article = doc.querySelector('[role="main"] article.bd-article');
+    if (!article) return sphinxHtmlToText(htmlString, anchor);
+    for (const el of article.querySelectorAll(
+        ".headerlink, script, style, div.cell_input, details.hide > summary, button")) {
+      el.remove();
+    }
+    for (const el of article.querySelectorAll("span.math, div.math")) {
+      el.textContent = calnotesTexToText(el.textContent);
+    }
+    let part = null;
+    try { part = anchor ? article.querySelector(anchor) : null; } catch (e) { part = null; }
+    return (part || article).textContent;
+  };
+}
