@@ -29,8 +29,9 @@ Ranges
     kind where the default is a ``.json`` file; a file-name pattern (``*_files``) must keep
     the default's ``{fields}`` and match such files; an output folder (``*_dir``) must not be
     a file or lie in calnotes' sources.  Then the parameters together
-    (:func:`check_together`): at most as many bins as samples.  So a bad value fails in a
-    second, before a kernel starts.
+    (:func:`check_together`): at most as many bins as samples, and the Table 1 pages'
+    noise levels within the example's limits (``eps1 + eps2 < 1/2``, ``eps3 <= 1/k``).  So a
+    bad value fails in a second, before a kernel starts.
 Paths
     The chapter runs in its own folder, so parameters that name files are made absolute:
     only parameters documented as paths (:func:`is_path_parameter`: ``predictions``,
@@ -70,7 +71,8 @@ from pathlib import Path
 
 __all__ = ["Chapter", "find_book_root", "list_chapters", "get_chapter", "parse_value",
            "check_parameter", "declared_kind", "check_range", "check_together",
-           "is_path_parameter", "run_chapter", "RunSummary", "summarize_run"]
+           "is_path_parameter", "run_chapter", "RunSummary", "summarize_run", "ProseNumber",
+           "ProseNumbers", "prose_numbers", "built_glue"]
 
 _UNSET = object()
 
@@ -518,7 +520,11 @@ def check_together(values: dict, given=None) -> None:
     names set on this run (default: all), and a rule is checked only where one of its
     parameters was given (a chapter's defaults are its own business).  The rule: a chapter
     with a number of bins and a sample size (``n_bins`` and ``n_samples``, ``m`` and ``n`` or
-    ``n_values``, ``m_thm`` and ``n_thm``) takes at most as many bins as samples.
+    ``n_values``, ``m_thm`` and ``n_thm``) takes at most as many bins as samples; the Table 1
+    pages (``k``, ``m``, ``eps1`` and ``n`` or ``n_values``) take what
+    :func:`calnotes.table1.check_table1_params` accepts (``eps1 < 1/2``, ``eps1 + eps2 < 1/2``,
+    ``eps3 <= 1/k``), also for the cross-check's ``sim_size = (k, n, m)``.  A message names
+    the parameter at fault, and says so where that one is the chapter's default.
 
     Examples
     --------
@@ -527,6 +533,11 @@ def check_together(values: dict, given=None) -> None:
     Traceback (most recent call last):
     ...
     ValueError: -p n_bins: 100000000 bins for 1000 samples (-p n_samples); use at most as many bins as samples
+    >>> table1 = {"k": 10, "n": 2000, "m": 20, "eps1": 0.1, "eps2": 0.02, "eps3": 0.003}
+    >>> check_together({**table1, "k": 400}, given={"k"})
+    Traceback (most recent call last):
+    ...
+    ValueError: -p eps3: expected 0 <= eps3 <= 1/k = 0.0025, got 0.003 (eps3 = 0.003 is the chapter's default)
     """
     given = set(values) if given is None else set(given)
     for bins, samples in _AT_MOST_AS_MANY:
@@ -539,8 +550,54 @@ def check_together(values: dict, given=None) -> None:
         if m > min(sizes):
             which = f"{min(sizes)} samples" if len(sizes) == 1 else \
                 f"{min(sizes)} samples (the smallest of {_shown(n)})"
+            hint = "" if bins in given else \
+                f" ({bins} = {_shown(m)} is the chapter's default: lower it with -p {bins})"
             raise ValueError(f"-p {bins}: {_shown(m)} bins for {which} (-p {samples}); use at"
-                             " most as many bins as samples")
+                             f" most as many bins as samples{hint}")
+    _check_table1(values, given)
+
+
+#: the Table 1 example's parameters (:func:`calnotes.table1.check_table1_params`): a chapter
+#: with ``k``, ``m``, ``eps1`` and a sample size (``n`` or ``n_values``) runs it with them
+_TABLE1 = ("k", "n", "n_values", "m", "eps1", "eps2", "eps3", "sim_size")
+
+
+def _check_table1(values: dict, given: set) -> None:
+    """:func:`check_together` for the Table 1 pages: their values pass
+    :func:`calnotes.table1.check_table1_params` (``eps1 < 1/2``, ``eps1 + eps2 < 1/2``,
+    ``eps3 <= 1/k``), also with the ``(k, n, m)`` of ``sim_size`` where there is one; a missing
+    ``eps2``/``eps3`` counts as 0 (the grid page derives them).  Bins against samples are
+    checked before (``m`` above ``n`` gets that message)."""
+    sizes = values.get("n", values.get("n_values"))
+    if not all(name in values for name in ("k", "m", "eps1")) or sizes is None \
+            or not set(_TABLE1) & given:
+        return
+    from .table1 import check_table1_params
+
+    sizes = list(sizes) if isinstance(sizes, (list, tuple)) else [sizes]
+    if not sizes or not all(isinstance(v, int) for v in sizes) \
+            or not isinstance(values["m"], int):
+        return
+    eps = (values["eps1"], values.get("eps2", 0.0), values.get("eps3", 0.0))
+    n = min(sizes)
+    cases = [(None, (values["k"], n, min(values["m"], n), *eps))]
+    sim = values.get("sim_size")
+    if isinstance(sim, (list, tuple)) and len(sim) == 3:
+        cases.append(("sim_size", (*sim, *eps)))
+    for where, args in cases:
+        try:
+            check_table1_params(*args)
+        except TypeError:                   # a value of another kind: the chapter's business
+            continue
+        except ValueError as exc:
+            named = str(exc).split(":", 1)[0]
+            if where is not None:
+                k, n, m = sim
+                raise ValueError(f"-p {where}: the cross-check's (k, n, m) = ({k}, {n}, {m})"
+                                 f" does not fit: {exc}") from None
+            hint = "" if named in given or named not in values else \
+                f" ({named} = {_shown(values[named])} is the chapter's default)"
+            raise ValueError(f"-p {exc}{hint}") from None
 
 
 def is_path_parameter(name: str) -> bool:
@@ -740,8 +797,10 @@ def _check_out_dir(out_dir: Path) -> None:
         raise PermissionError(f"--out: cannot write in {folder} (permission denied)")
 
 
-#: seconds a kernel gets to end after a shutdown request before it is interrupted
-_QUIET_SHUTDOWN_S = 1.0
+#: seconds a kernel gets to end after a shutdown request before it is interrupted: an idle
+#: kernel ends well within them even on a loaded machine (with 1 s, one that took longer to
+#: exit on a busy machine was interrupted and printed "KeyboardInterrupt caught in kernel")
+_QUIET_SHUTDOWN_S = 5.0
 #: seconds between interrupting a running cell and the shutdown request (Ctrl-C, SIGTERM)
 _INTERRUPT_SETTLE_S = 0.5
 
@@ -1175,6 +1234,203 @@ def _plain_markdown(notebook: Path, chapter: Chapter, book_root: Path) -> None:
     nbformat.write(new, notebook)
 
 
+# ---------------------------------------------------------------------------------------------
+# the prose numbers of a run against the book's
+# ---------------------------------------------------------------------------------------------
+
+#: a glue role of the prose: ``{glue:text}`key:.3f```, ``{glue:md}`key```, ``{glue}`key```
+_GLUE_ROLE = re.compile(r"\{glue(?::(?P<kind>[\w-]+))?\}`(?P<body>[^`]*)`")
+_CODE_CELL = re.compile(r"^```\{code-cell\}[^\n]*\n.*?^```\s*$", re.MULTILINE | re.DOTALL)
+
+
+def _glue_key(kind: str, body: str) -> str:
+    """The key of a glue role's body, as myst-nb reads it (``key:.3f`` for ``glue:text``)."""
+    key = body.rsplit(":", 1)[0] if kind == "text" and ":" in body else body
+    return key.split("::")[-1]
+
+
+def _prose_roles(chapter: Chapter) -> dict:
+    """``{key: [role, ...]}``: the glue roles of the chapter's prose (markdown cells), keys in
+    the order they first appear."""
+    if chapter.path.suffix == ".ipynb":
+        import json
+        cells = json.loads(chapter.path.read_text()).get("cells", [])
+        text = "\n\n".join(_join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+    else:
+        text = _CODE_CELL.sub("", chapter.path.read_text())
+    roles: dict = {}
+    for match in _GLUE_ROLE.finditer(text):
+        key = _glue_key(match.group("kind") or "any", match.group("body"))
+        if match.group(0) not in roles.setdefault(key, []):
+            roles[key].append(match.group(0))
+    return roles
+
+
+def _shown_in_prose(role: str, glue: dict) -> str | None:
+    """What the prose shows for ``role`` with the glued values ``glue`` (None: no value)."""
+    from . import notebook_markdown as nm
+
+    match = _GLUE_ROLE.fullmatch(role)
+    if _glue_key(match.group("kind") or "any", match.group("body")) not in glue:
+        return None
+    try:
+        return nm.render_roles(role, glue, nm.BookIndex())
+    except (ValueError, TypeError):           # a value its format does not take: as stored
+        data = glue[_glue_key(match.group("kind") or "any", match.group("body"))]
+        return nm._text(data.get("text/markdown", data.get("text/plain", ""))).strip()
+
+
+def _book_root(chapter: Chapter) -> Path:
+    """The folder holding ``_toc.yml`` above a chapter."""
+    root = chapter.path.parent
+    while not (root / "_toc.yml").is_file() and root != root.parent:
+        root = root.parent
+    return root
+
+
+def built_glue(chapter: Chapter) -> Path:
+    """Where the book's build keeps the values ``chapter`` glued when it ran with its
+    defaults: the ``.glue.json`` that myst-nb writes next to the executed chapter, in
+    ``_build/jupyter_execute`` (``make book``)."""
+    return _book_root(chapter) / "_build" / "jupyter_execute" / f"{chapter.docname}.glue.json"
+
+
+@dataclass(frozen=True)
+class ProseNumber:
+    """One glued number of a chapter's prose, as the prose shows it (its format applied)."""
+
+    key: str               #: the glue key
+    default: str | None    #: in the built book (the defaults); None: not there
+    this_run: str | None   #: in this run; None: the run glued no such value
+
+    @property
+    def changed(self) -> bool:
+        return self.default != self.this_run
+
+
+@dataclass(frozen=True)
+class ProseNumbers:
+    """The glued numbers of a run's prose against the built book's (:func:`prose_numbers`).
+
+    Attributes
+    ----------
+    numbers : tuple of ProseNumber
+        Each glue key of the chapter's prose, in order of first appearance.
+    defaults : pathlib.Path
+        The built book's ``.glue.json`` of the chapter (:func:`built_glue`).
+    available : bool
+        Whether ``defaults`` exists (else every ``default`` is None: the book is not built).
+    stale : bool
+        The chapter's file changed after the book was built: a number may differ for that
+        reason too.
+    csv : pathlib.Path or None
+        Where the table was written (every number, a ``changed`` column).
+    """
+
+    numbers: tuple
+    defaults: Path
+    available: bool
+    stale: bool = False
+    csv: Path | None = None
+
+    @property
+    def changed(self) -> list:
+        return [n for n in self.numbers if n.changed] if self.available else []
+
+    def text(self, limit: int = 40) -> str:
+        """The changed numbers as a table (name, default, this run), or why there is none.
+
+        Examples
+        --------
+        >>> numbers = (ProseNumber("ece", "0.041", "0.052"), ProseNumber("n", "1000", "1000"))
+        >>> print(ProseNumbers(numbers, Path("b.glue.json"), True).text())
+        prose numbers that differ from the book's (1 of 2):
+          name  default  this run
+          ece   0.041    0.052
+        >>> print(ProseNumbers(numbers, Path("b.glue.json"), False).text())
+        prose numbers: no defaults to compare with (the book is not built: no b.glue.json; make book builds it)
+        """
+        if not self.numbers:
+            return ""
+        where = f"; all {len(self.numbers)} in {self.csv}" if self.csv is not None else ""
+        if not self.available:
+            return (f"prose numbers: no defaults to compare with (the book is not built: no"
+                    f" {self.defaults}; make book builds it){where}")
+        stale = (" (the chapter changed after the book was built: a number may differ for"
+                 " that reason too)") if self.stale else ""
+        changed = self.changed
+        if not changed:
+            return (f"prose numbers: all {len(self.numbers)} as in the book{stale}")
+        rows = [("name", "default", "this run")] + [
+            (n.key, _cut(n.default), _cut(n.this_run)) for n in changed[:limit]]
+        widths = [max(len(row[i]) for row in rows) for i in range(3)]
+        lines = [f"prose numbers that differ from the book's ({len(changed)} of"
+                 f" {len(self.numbers)}{where}){stale}:"]
+        lines += ["  " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip()
+                  for row in rows]
+        if len(changed) > limit:
+            lines.append(f"  ... and {len(changed) - limit} more")
+        return "\n".join(lines)
+
+    def write_csv(self, path: Path) -> "ProseNumbers":
+        """Write every number (``name,default,this_run,changed``) to ``path``; ``changed`` is
+        empty where there are no defaults."""
+        import csv
+
+        with open(path, "w", newline="") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(["name", "default", "this_run", "changed"])
+            for n in self.numbers:
+                writer.writerow([n.key, "" if n.default is None else n.default,
+                                 "" if n.this_run is None else n.this_run,
+                                 ("yes" if n.changed else "no") if self.available else ""])
+        return ProseNumbers(self.numbers, self.defaults, self.available, self.stale, path)
+
+
+def _cut(text: str | None, limit: int = 40) -> str:
+    if text is None:
+        return "(none)"
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def prose_numbers(chapter: Chapter, glue: dict) -> ProseNumbers:
+    """The glued numbers of ``chapter``'s prose, as the prose shows them, in a run (``glue``:
+    :func:`calnotes.notebook_markdown.glue_from_notebook` of its executed notebook) and in
+    the built book (:func:`built_glue`, where the book is built)."""
+    from . import notebook_markdown as nm
+
+    source = built_glue(chapter)
+    available = source.is_file()
+    defaults = nm.glue_from_json(source) if available else {}
+    stale = available and chapter.path.stat().st_mtime > source.stat().st_mtime
+    numbers = []
+    for key, roles in _prose_roles(chapter).items():
+        pairs = [(_shown_in_prose(r, defaults) if available else None,
+                  _shown_in_prose(r, glue)) for r in roles]
+        default, this_run = next((p for p in pairs if p[0] != p[1]), pairs[0])
+        numbers.append(ProseNumber(key, default, this_run))
+    return ProseNumbers(tuple(numbers), source, available, stale)
+
+
+def _count(n: int, one: str, many: str) -> str:
+    """``1 erratum``, ``8 errata``.
+
+    Examples
+    --------
+    >>> _count(1, "erratum", "errata"), _count(8, "erratum", "errata")
+    ('1 erratum', '8 errata')
+    """
+    return f"{n} {one if n == 1 else many}"
+
+
+#: status -> (one, many) in a run's summary
+_STATUS_WORDS = {"verified": ("verified", "verified"),
+                 "illustration": ("illustration", "illustrations"),
+                 "erratum": ("erratum", "errata"),
+                 "finding": ("finding on our data", "findings on our data")}
+
+
 @dataclass(frozen=True)
 class RunSummary:
     """What a chapter run asserted and where its outputs are (printed by ``calnotes run``).
@@ -1193,6 +1449,21 @@ class RunSummary:
     notebook : pathlib.Path
     figures : tuple of pathlib.Path
         The figures of the executed notebook, written as PNG files next to it.
+    given : tuple of str
+        The parameters set on this run (``-p``).
+    size_parameter : str or None
+        The chapter's parameter that sets the claims' size, where it was given on this run.
+    prose : ProseNumbers or None
+        The glued numbers of the prose against the built book's (:func:`prose_numbers`).
+
+    Examples
+    --------
+    >>> summary = RunSummary("table1", "smoke", {"verified": 13, "erratum": 1}, 28,
+    ...                      Path("runs/table1.ipynb"), (), given=("m",))
+    >>> print(summary.text())
+    claims do not depend on your parameters: they ran at their registered size ('smoke'): 13 verified, 1 erratum
+      every claim came out as registered and all 28 negative controls were rejected
+    notebook: runs/table1.ipynb
     """
 
     chapter: str
@@ -1201,45 +1472,72 @@ class RunSummary:
     controls: int
     notebook: Path
     figures: tuple
+    given: tuple = ()
+    size_parameter: str | None = None
+    prose: ProseNumbers | None = None
+
+    def _claims_line(self) -> str:
+        held = ", ".join(_count(n, *_STATUS_WORDS.get(s, (s, s)))
+                         for s, n in self.counts.items() if n)
+        if not held:
+            return ("claims: none registered to this chapter (any claim it runs came out as"
+                    " registered: the run would have stopped otherwise)")
+        others = [p for p in self.given if p != self.size_parameter]
+        if self.size_parameter is not None:
+            rest = " and do not depend on your other parameters" if others else ""
+            return (f"claims ran at size {self.size!r} (-p {self.size_parameter}){rest}:"
+                    f" {held}")
+        ran = f"at their registered size ({self.size!r})"
+        if others:
+            return f"claims do not depend on your parameters: they ran {ran}: {held}"
+        return f"claims ran {ran}: {held}"
 
     def text(self) -> str:
-        held = ", ".join(f"{n} {s}" for s, n in self.counts.items() if n)
-        if held:
-            lines = [f"claims of {self.chapter} at size {self.size!r}: {held}"]
-        else:
-            lines = [f"claims of {self.chapter} at size {self.size!r}: none registered to this"
-                     " page (any claim it runs came out as registered: the run would have"
-                     " stopped otherwise)"]
-        if self.controls:
+        lines = [self._claims_line()]
+        if self.controls == 1:
+            lines.append("  every claim came out as registered and its negative control was"
+                         " rejected")
+        elif self.controls:
             lines.append(f"  every claim came out as registered and all {self.controls} "
                          "negative controls were rejected")
         elif sum(self.counts.values()):
             lines.append("  every claim came out as registered")
+        if self.prose is not None and self.prose.text():
+            lines.append(self.prose.text())
         lines.append(f"notebook: {self.notebook}")
         if self.figures:
-            lines.append(f"figures: {len(self.figures)} PNG files in {self.figures[0].parent}")
+            lines.append(f"figures: {_count(len(self.figures), 'PNG file', 'PNG files')} in"
+                         f" {self.figures[0].parent}")
         return "\n".join(lines)
 
 
 def summarize_run(name: str, notebook: str | Path, parameters: dict | None = None,
                   root: str | Path | None = None) -> RunSummary:
-    """Summarise a successful run of chapter ``name``: its claims and its figures.
+    """Summarise a successful run of chapter ``name``: its claims, its prose numbers against
+    the built book's, and its figures.
 
-    The figures (``image/png`` outputs) are written to ``<notebook stem>_figures/`` next to the
-    notebook, replacing the PNG files of an earlier run there.
+    The claims are the chapter's registered ones: they run at their registered size (the
+    chapter's ``size``/``claim_size`` parameter, ``'smoke'`` by default), whatever the other
+    parameters.  The prose numbers are the values the run's notebook glued, as the prose
+    shows them, against those of the built book (:func:`prose_numbers`); the table of all of
+    them is written to ``<notebook stem>_numbers.csv`` next to the notebook (none for a
+    chapter without glued numbers).  The figures (``image/png`` outputs) are written to
+    ``<notebook stem>_figures/``.  Both replace the files of an earlier run there.
     """
     import base64
     import json
 
+    from . import notebook_markdown as nm
     from .claims import all_claims
     from .claims._registry import EXPECTS
 
     chapter = get_chapter(name, root)
     parameters = parameters or {}
-    size = "smoke"
+    size, size_parameter = "smoke", None
     for key in ("size", "claim_size"):
         if key in chapter.parameters:
             size = parameters.get(key, chapter.parameters[key][0])
+            size_parameter = key if key in parameters else None
             break
     mine = [c for c in all_claims() if c.chapter == chapter.docname]
     counts = {status: sum(EXPECTS[c.expect] == status for c in mine)
@@ -1250,8 +1548,8 @@ def summarize_run(name: str, notebook: str | Path, parameters: dict | None = Non
         for old in folder.glob("figure-*.png"):
             old.unlink()
     figures = []
-    cells = json.loads(notebook.read_text()).get("cells", [])
-    for cell in cells:
+    nb = json.loads(notebook.read_text())
+    for cell in nb.get("cells", []):
         for output in cell.get("outputs", []):
             data = output.get("data", {}).get("image/png")
             if data:
@@ -1260,6 +1558,13 @@ def summarize_run(name: str, notebook: str | Path, parameters: dict | None = Non
                 path.write_bytes(base64.b64decode("".join(data) if isinstance(data, list)
                                                   else data))
                 figures.append(path)
+    prose = prose_numbers(chapter, nm.glue_from_notebook(nb))
+    table = notebook.with_name(f"{notebook.stem}_numbers.csv")
+    if prose.numbers:
+        prose = prose.write_csv(table)
+    else:
+        table.unlink(missing_ok=True)
     return RunSummary(chapter=chapter.name, size=str(size), counts=counts,
                       controls=sum(len(c.controls) for c in mine), notebook=notebook,
-                      figures=tuple(figures))
+                      figures=tuple(figures), given=tuple(parameters),
+                      size_parameter=size_parameter, prose=prose)
