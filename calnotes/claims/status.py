@@ -4,7 +4,9 @@
 their paper and the errata: claims registered as disagreeing) and builds the exact
 ``calnotes run`` command for the chapter.  In a notebook the result displays as a small box
 linking to the verification ledger and the errata page; the chapter's own cells assert every
-claim, so a built book shows only statuses that held when it was built.
+claim, so a built book shows only statuses that held when it was built.  A chapter without
+registered claims has no claims line; a figure page (``*/figures/*``) gets a one-line rerun
+hint instead of the box, and the book's first page (``root:`` in ``_toc.yml``) none at all.
 """
 
 from __future__ import annotations
@@ -39,6 +41,10 @@ class ChapterStatus:
         The ``calnotes run`` command that reruns the chapter with a new parameter value.
     parameters : tuple of str
         The names of the chapter's parameters.
+    kind : str
+        ``"chapter"`` (the full box), ``"figure"`` (a figure page, ``*/figures/*``: one line,
+        the rerun command and the download link) or ``"root"`` (the book's first page: no
+        box at all).
     """
 
     docname: str
@@ -48,6 +54,7 @@ class ChapterStatus:
     parameters: tuple
     illustrations: int = 0
     findings: int = 0
+    kind: str = "chapter"
 
     def _counts(self) -> list:
         parts = [(self.agree, "verified", "verified"), (self.illustrations, "illustration",
@@ -60,30 +67,44 @@ class ChapterStatus:
         return posixpath.relpath(target, posixpath.dirname(self.docname)) + ".html"
 
     def text(self) -> str:
-        """One plain-text line per fact (what the box shows)."""
+        """One plain-text line per fact (what the box shows; empty on the root page)."""
+        if self.kind == "root":
+            return ""
         counts = self._counts()
-        claims = ("claims checked here: " + ", ".join(counts) if counts
-                  else "no registered claims in this chapter")
-        return f"{claims}\nrerun with new parameters: {self.command}"
+        lines = ["claims checked here: " + ", ".join(counts)] if counts else []
+        return "\n".join(lines + [f"rerun with new parameters: {self.command}"])
 
     def _repr_html_(self) -> str:
+        """The box: the claims' counts (a chapter with none has no such line), the rerun
+        command with the parameters' names and the notebook download; on a figure page the
+        rerun command and the download in one line; on the root page nothing."""
+        if self.kind == "root":
+            return ""
+        command = f"<code>{html.escape(self.command)}</code>"
+        download = (f'<a href="{self._notebook_link()}" download>download it as a'
+                    " notebook</a>")
+        if self.kind == "figure":
+            return (f'<p class="chapter-rerun">Rerun this figure page: {command}, or'
+                    f" {download}.</p>")
         counts = self._counts()
-        if counts:
-            claims = (f"Claims checked in this chapter: {', '.join(counts)} (see the"
-                      f' <a href="{self._link(_LEDGER)}">verification ledger</a> and the'
-                      f' <a href="{self._link(_ERRATA)}">errata</a>).')
-        else:
-            claims = ("No claims are registered in this chapter (the"
-                      f' <a href="{self._link(_LEDGER)}">verification ledger</a> lists them'
-                      " all).")
+        claims = (f"<p>Claims checked in this chapter: {', '.join(counts)} (see the"
+                  f' <a href="{self._link(_LEDGER)}">verification ledger</a> and the'
+                  f' <a href="{self._link(_ERRATA)}">errata</a>).</p>') if counts else ""
         params = ", ".join(f"<code>{html.escape(p)}</code>" for p in self.parameters)
         return ('<div class="admonition note chapter-box">'
                 '<p class="admonition-title">This chapter</p>'
-                f"<p>{claims}</p>"
-                f"<p>Rerun it with new parameters: <code>{html.escape(self.command)}</code>"
-                f" (parameters: {params}), or"
-                f' <a href="{self._notebook_link()}" download>download it as a notebook</a>'
-                " (numbers of this build filled in; runs in plain Jupyter).</p></div>")
+                f"{claims}"
+                f"<p>Rerun it with new parameters: {command} (parameters: {params}), or"
+                f" {download} (numbers of this build filled in; runs in plain Jupyter).</p>"
+                "</div>")
+
+    def _ipython_display_(self):
+        """Shown as :meth:`_repr_html_` (and :meth:`text` in plain text); nothing at all on
+        the root page, where a notebook cell then has no output."""
+        if self.kind == "root":
+            return
+        from IPython.display import display
+        display({"text/plain": self.text(), "text/html": self._repr_html_()}, raw=True)
 
     def _notebook_link(self) -> str:
         """Where the build puts this chapter as a plain Jupyter notebook (book/_ext/calnotes_html.py)."""
@@ -111,6 +132,8 @@ def chapter_status(docname: str, root=None) -> ChapterStatus:
     'calnotes run table1 --out runs/table1 -p seed 1'
     >>> status.agree > 0 and status.errata > 0
     True
+    >>> [chapter_status(d).kind for d in ("book/intro", "book/truthfulness/figures/table1_grid")]
+    ['root', 'figure']
     """
     from ..chapters import list_chapters
 
@@ -124,6 +147,20 @@ def chapter_status(docname: str, root=None) -> ChapterStatus:
         return sum(c.expect == expect for c in mine)
 
     command = f"calnotes run {chapter.name} --out runs/{chapter.name} {_example(chapter)}"
+    kind = ("root" if docname == _toc_root(root) else
+            "figure" if "/figures/" in f"/{docname}" else "chapter")
     return ChapterStatus(docname=docname, agree=count("agrees"), errata=count("disagrees"),
                          command=command, parameters=tuple(chapter.parameters),
-                         illustrations=count("illustrates"), findings=count("finding"))
+                         illustrations=count("illustrates"), findings=count("finding"),
+                         kind=kind)
+
+
+def _toc_root(root=None) -> str | None:
+    """The docname of the book's first page (``root:`` in ``_toc.yml``)."""
+    import re
+
+    from ..chapters import find_book_root
+
+    text = (find_book_root(root) / "_toc.yml").read_text()
+    found = re.search(r"^root:\s*(\S+)\s*$", text, flags=re.MULTILINE)
+    return found.group(1).removesuffix(".md") if found else None
