@@ -8,7 +8,7 @@ PYTHON  := $(VENV)/bin/python
 STAMP   := $(VENV)/.installed
 MATHJAX := book/_mathjax_extra/_static/mathjax/tex-mml-chtml.js
 
-.PHONY: test book browser-check course course-smoke env clean distclean
+.PHONY: test book browser-check browser-check-course course course-smoke env clean distclean
 
 # The browser check's own test (tests/test_browser_check.py) needs Debian's chromium and
 # chromium-driver: installed here when missing and we are root with apt-get; else that test skips.
@@ -38,26 +38,46 @@ _build/html/index.html:
 # `make book` builds in _build/html: the student edition, solutions removed (each replaced by how
 # to check an answer with calnotes.exercises.check), built like `make book` (-W -n) into
 # _build/course/html; every chapter as a notebook for plain Jupyter (numbers filled in, an answer
-# and a check cell per exercise, kernel `calnotes`) in _build/course/notebooks; the student
-# edition without the API reference printed by headless Chromium, offline, with page numbers, to
-# _build/course/calnotes.pdf. Pages that the teacher build ran after their last edit are not run
-# again (their outputs are reused: `make book course` executes each chapter once); without a
-# teacher build every page is executed. The course extra adds JupyterLab and the kernel.
+# and a check cell per exercise, kernel `calnotes`; no glue plumbing, runs in plain Jupyter) in
+# _build/course/notebooks; the student edition printed by headless Chromium, offline, as a course
+# reader to _build/course/calnotes.pdf: title page, contents with page numbers, bookmarks by part,
+# page numbers, no web interface (code toggles, rerun boxes), dropdowns open; without the
+# reference appendices (ledger, benchmarks, API: `make course COURSE_PDF=--with-reference` prints
+# them too). `make browser-check-course` checks the student HTML. Pages that the teacher build ran
+# after their last edit are not run again (their outputs are reused: `make book course` executes
+# each chapter once); without a teacher build every page is executed. The course extra adds
+# JupyterLab and the kernel.
 COURSE_STAMP := $(VENV)/.installed-course
+COURSE_PDF   :=
 
 course: $(COURSE_STAMP) $(MATHJAX)
 	scripts/ensure_chromium.sh
 	$(PYTHON) scripts/course.py
-	$(PYTHON) scripts/course_pdf.py --verify
+	$(PYTHON) scripts/course_pdf.py --verify $(COURSE_PDF)
 	@echo "Course: _build/course/html/index.html, _build/course/notebooks/, _build/course/calnotes.pdf"
 
+# The browser check (as `make browser-check`) over the student edition that `make course` built.
+browser-check-course: $(STAMP) | _build/course/html/index.html
+	scripts/ensure_chromium.sh
+	$(PYTHON) scripts/browser_check.py --html _build/course/html --screenshots _build/course/screenshots \
+	    --screenshot-pages book/intro.html book/appendix/papers_hold.html book/appendix/errata.html
+
+_build/course/html/index.html:
+	$(MAKE) course
+
 # A few minutes, for CI (after `make book`, whose executed chapters it reuses): the student
-# edition of the intro and one chapter (solutions stripped from every page), every chapter's
-# student notebook (converted, checked for leftover MyST and glue), and a PDF of the intro whose
-# every page must carry its page number; in _build/course-smoke.
+# edition of the intro, one chapter and the two pages that sum up what holds (Do the papers
+# hold?, Errata: their Markdown outputs are tables, math and references), solutions stripped
+# from every page; the browser check over those pages (--partial: links to pages left out of this
+# reduced build are let pass); every chapter's student notebook (converted, checked for leftover
+# MyST and glue); and a PDF of the intro whose every page must carry its page number; in
+# _build/course-smoke.
+SMOKE_PAGES := book/foundations/measures book/appendix/papers_hold book/appendix/errata
 course-smoke: $(COURSE_STAMP) $(MATHJAX) | _build/html/index.html
 	scripts/ensure_chromium.sh
-	$(PYTHON) scripts/course.py --out _build/course-smoke --only book/foundations/measures
+	$(PYTHON) scripts/course.py --out _build/course-smoke --only $(SMOKE_PAGES)
+	$(PYTHON) scripts/browser_check.py --html _build/course-smoke/html --partial \
+	    --pages index.html book/intro.html $(addsuffix .html,$(SMOKE_PAGES))
 	$(PYTHON) scripts/course_pdf.py --html _build/course-smoke/html --toc _build/course-smoke-src/_toc.yml \
 	    --pages book/intro --out _build/course-smoke/smoke.pdf --verify
 

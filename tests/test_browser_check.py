@@ -114,6 +114,13 @@ def _formula(width: int) -> str:
             f'{width}px">a = b</mjx-math></mjx-container></div>')
 
 
+COMMONMARK_OUTPUT = (
+    '<div class="cell_output docutils container"><div class="output text_markdown">'
+    "<p>| paper | results | verified |\n|\u2014|\u2013:|\u2013:|\n| 000 | 12 | 10 |</p>"
+    "<p>$f_3$ does not beat $f_1$; every result is on the {doc}<code class='docutils literal"
+    " notranslate'><span class='pre'>ledger</span></code> page, as {cite:p}<code class='docutils"
+    " literal notranslate'><span class='pre'>paper000</span></code> states.</p></div></div>")
+
 CUE = "scrollbar-color: #666 transparent"
 SHADOW = "background: linear-gradient(to left, #0003, transparent) right / 1em 100% no-repeat"
 
@@ -175,6 +182,11 @@ SITE = {
     "bare_command.html": _page(r"<ul><li>\mathbb E f_k^2 = 1 - 1/n when</li></ul>"),
     "raw_role.html": _page("<p>The first bracket is the gap of {prf:ref}`the lemma "
                            "&lt;lem-x&gt;`.</p>"),
+    # reader findings 4, N1: a Markdown(...) output that myst-nb rendered as CommonMark (the
+    # page lost render_markdown_format: myst): the pipe table is a paragraph of text (dashes
+    # turned into en and em dashes by the typographer), $...$ is text, a role is the text
+    # "{doc}" and then the code "ledger"
+    "commonmark_output.html": _book_page(COMMONMARK_OUTPUT),
     "math_error.html": _page(
         '<p><mjx-container><mjx-merror data-mjx-error="Undefined control sequence \\foo">'
         "\\foo</mjx-merror></mjx-container></p>"),
@@ -230,7 +242,9 @@ EXPECTED = {  # page: (check, a piece of the reason)
     "raw_tex_lines.html": ("math", "$a_1 + a_2$"),
     "cut_formula.html": ("math", r"$\mathrm"),
     "bare_command.html": ("math", r"\mathbb"),
-    "raw_role.html": ("math", "{prf:ref}`"),
+    "raw_role.html": ("markup", "MyST role left as text: \"The first bracket is the gap of"
+                                " {prf:ref}`"),
+    "commonmark_output.html": ("markup", "Markdown pipe table left as text: \"| paper |"),
     "math_error.html": ("math", "Undefined control sequence"),
     "external.html": ("request", "https://cdn.example.org/lib.js"),
     "js_error.html": ("console", "Identifier 'THEBE_JS_URL' has already been declared"),
@@ -343,3 +357,37 @@ def test_png_text_reads_the_key_matplotlib_writes(tmp_path):
     assert png_text((tmp_path / "f.png").read_bytes())[FONT_KEY] == "12.50"
     assert png_text(_png(5, itxt={FONT_KEY: "9"}))[FONT_KEY] == "9"
     assert png_text(IMAGE.encode()) == {}
+
+
+def test_raw_markup_flags_each_kind_and_passes_prose():
+    """The detector behind the math and markup checks, on block texts as the browser check
+    collects them (inline code stands as `…`): without a browser."""
+    raw_markup = _load_script().raw_markup
+    kinds = lambda text: sorted({c for c, _ in raw_markup(text)})          # noqa: E731
+    assert kinds("| paper | results | verified | |\u2014|\u2013:|\u2013:| | 000 | 12 |") \
+        == ["markup"]
+    assert kinds("| a | b | |---|:-:| | 1 | 2 |") == ["markup"]
+    assert kinds("every result is on the {doc}`\u2026` page") == ["markup"]
+    assert kinds("as {cite:p}`\u2026` states") == ["markup"]
+    assert kinds(":::{prf:theorem} Main") == ["markup"]
+    assert kinds("$f_3$ does not beat $f_1$") == ["math"]
+    assert kinds("the \\(\\ell_2\\)-QECE") == ["math"]
+    for prose in ("it costs $5 and $10, or $3.50 each", "P(Y = k | f = z) and |x| + |y|",
+                  "x: str | None = None, y: int | None = None, z: dict | None = None",
+                  "a range 1--3 and a dash --- here", "the role `\u2026` and the {braces}"):
+        assert raw_markup(prose) == [], prose
+
+
+def test_a_markdown_output_rendered_as_commonmark_is_flagged(browser_available, site, tmp_path):
+    """Reader findings 4, N1: the student edition's *Do the papers hold?* showed its summary
+    table as pipe text, its formulas as $...$ and its references as {doc} and {cite:p} text.
+    The browser check flags each, on the page as the browser lays it out."""
+    proc, failures = _run(site, tmp_path, "--pages", "commonmark_output.html")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    reasons = [(f["check"], f["reason"]) for f in failures["commonmark_output.html"]]
+    assert ("markup", "Markdown pipe table left as text: \"| paper | results | verified |"
+            " |\u2014|\u2013:|\u2013:| | 000 | 12 | 10 |\"") in reasons, reasons
+    assert any(c == "math" and "$f_3$ does not beat $f_1$" in r for c, r in reasons), reasons
+    roles = [r for c, r in reasons if c == "markup" and r.startswith("MyST role")]
+    assert roles and "{doc}`\u2026` page" in roles[0], reasons
+    assert {c for c, _ in reasons} == {"math", "markup"}, reasons
