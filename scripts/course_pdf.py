@@ -1,12 +1,15 @@
-"""Print a built edition of the book to one PDF through headless Chromium, offline.
+"""Print a built edition of the book to one PDF, a course reader, through headless Chromium,
+offline.
 
     .venv/bin/python scripts/course_pdf.py [--html _build/course/html] [--out _build/course/calnotes.pdf]
-                                           [--skip PREFIX ...] [--pages DOCNAME ...] [--verify]
+                                           [--with-reference] [--skip PREFIX ...]
+                                           [--pages DOCNAME ...] [--verify]
 
 The default prints the *student* edition (``make course`` builds it into _build/course/html)
-without the API reference (``--skip``, default ``book/appendix/api``): the PDF is course
-material to hand out, and in the teacher edition (``--html _build/html``) the solutions are
-collapsed dropdowns, which print as their titles only.
+without the reference appendices (the verification ledger, the benchmarks and the API
+reference: ``--with-reference`` prints them too, ``--skip`` names other pages to leave out):
+the PDF is course material to hand out. In the teacher edition (``--html _build/html``) the
+solutions are dropdowns, printed open.
 
 The pages are served by a local HTTP server on 127.0.0.1 (a thread of this process; file://
 would block MathJax's web fonts) and opened one after another, in the order of the table of
@@ -15,16 +18,25 @@ Selenium through /usr/bin/chromedriver (Selenium never downloads a driver). Ever
 other than 127.0.0.1 fails to resolve inside the browser, so nothing is fetched from the
 internet. Before a page is printed, MathJax's ``startup.promise`` has resolved (all math
 typeset), the fonts and images have loaded, and the page has no MathJax error node
-(``mjx-merror``), else the script fails. Print rules of this script (not the book's
-stylesheets) drop the theme's print-only contents list, keep short blocks in one piece and wrap
-code lines; formulas and tables wider than the column are scaled to it by the book's own print
-script (book/_ext/static/calnotes.js), and any block still wider is reported. Each page is printed with Chrome's
-``Page.printToPDF`` (A4, backgrounds on, a running head with the book's and the page's title);
-a page whose print fails (a renderer timeout on a very long page) is printed again in pieces
-of 25 pages, and one that still fails is left out: the PDF of the rest is written and the
-script then fails naming it. The pages are merged with pypdf, one bookmark per page, and
-numbered "k / N" at the foot from a blank print of as many pages; ``--verify`` checks that
-every page's text carries its number.
+(``mjx-merror``), else the script fails.
+
+What is printed is what the book's own print rules give (book/_ext/static/calnotes.css and
+calnotes.js, which a browser's print dialog uses too): no code toggles, chapter boxes (rerun
+command, download link) or header buttons; every dropdown open (a claim's "why"); theorem-like
+and exercise boxes not split; headings kept with what follows; formulas and tables wider than
+the column scaled to it. Print rules of this script add: no theme's print-only contents list,
+short blocks kept in one piece, theorem and exercise boxes whole up to 90 % of a page (proofs
+60 %), code lines wrapped; any block still wider than the column is reported. Each page is
+printed with Chrome's ``Page.printToPDF`` (A4, backgrounds on, a running head with the book's
+and the page's title, a document outline of its headings); a page whose print fails (a renderer
+timeout on a very long page) is printed again in pieces of 25 pages, and one that still fails
+is left out: the PDF of the rest is written and the script then fails naming it.
+
+The PDF opens with a title page and a table of contents (parts, pages, their sections, with
+page numbers), printed last and again if its length changes; bookmarks follow the parts of the
+table of contents, a figure page under its chapter and each page's sections under it. The pages
+are merged with pypdf and numbered "k / N" at the foot from a blank print of as many pages;
+``--verify`` checks that every page's text carries its number.
 """
 
 from __future__ import annotations
@@ -38,6 +50,7 @@ import re
 import sys
 import threading
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
@@ -49,9 +62,12 @@ ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
 PAGE_TIMEOUT = 300  # seconds for one page to load, typeset and print (long pages take long)
-#: Left out of the PDF by default: the API reference (one page per module), which is for the
-#: library's users, not course material.
-SKIP = ("book/appendix/api",)
+#: Left out of the PDF by default (``--with-reference`` prints them): the reference appendices,
+#: the verification ledger (62 pages), the benchmarks (22 pages: calnotes timed against other
+#: libraries) and the API reference (one page per module). They are for the library's users and
+#: for checking the book; a course reader links to them in the HTML edition instead.
+REFERENCE = ("book/appendix/ledger", "book/appendix/benchmarks", "book/appendix/api")
+SKIP = REFERENCE
 
 # After the load event: MathJax's first typesetting (startup.promise), fonts and images.
 WAIT_JS = r"""
@@ -87,6 +103,7 @@ PRINT_CSS = """
   .bd-main .bd-content table, div.cell_output, div.cell_input, div.highlight, pre, figure,
   div.admonition, div.math, mjx-container[display="true"] { break-inside: auto; }
   .calnotes-keep { break-inside: avoid !important; }
+  .calnotes-split { break-inside: auto !important; }
   h1, h2, h3, h4, .admonition-title, caption, figcaption { break-after: avoid; }
   pre, pre code, div.highlight pre { white-space: pre-wrap !important; overflow-wrap: anywhere; }
   img { max-width: 100% !important; height: auto !important; }
@@ -119,6 +136,12 @@ const overflowing = () =>
     const r = el.getBoundingClientRect();
     return r.width > 0 && r.right > limit(el) + 2 && !el.matches("table table");
   });
+// every dropdown open (the book's calnotes.js does the same when printing starts; here too for
+// pages without it), except the code toggles, which the book's print rules leave out
+for (const d of document.querySelectorAll("details:not([open])")) {
+  if (!d.matches(".hide.above-input")) d.open = true;
+}
+for (const el of document.querySelectorAll(".toggle-hidden")) el.classList.remove("toggle-hidden");
 requestAnimationFrame(() => requestAnimationFrame(() => {   // after the book's print handlers
   const keep = "div.cell_input, div.cell_output, div.highlight, pre, figure, img, table,"
     + " div.admonition, div.math, mjx-container[display='true'], blockquote, dl";
@@ -127,6 +150,17 @@ requestAnimationFrame(() => requestAnimationFrame(() => {   // after the book's 
   for (const el of document.querySelectorAll(keep)) {
     if (el.getBoundingClientRect().height < pageHeight * 0.25) {
       el.classList.add("calnotes-keep"); kept++;
+    }
+  }
+  // theorem-like and exercise boxes in one piece up to 90 % of a page, proofs up to 60 % (a
+  // taller one moved whole would leave most of a page blank); taller ones may break
+  for (const el of document.querySelectorAll("div.proof, div.exercise, div.solution")) {
+    const h = el.getBoundingClientRect().height;
+    const plainProof = el.matches("div.proof") && el.classList.length <= 2;  // "proof admonition"
+    if (h > 0 && h < pageHeight * (plainProof ? 0.6 : 0.9)) {
+      el.classList.add("calnotes-keep"); kept++;
+    } else if (h > 0) {
+      el.classList.add("calnotes-split");
     }
   }
   const found = overflowing();
@@ -289,10 +323,175 @@ def page_numbers_ok(pdf_path: Path) -> list:
             if not re.search(rf"(?<!\d){i + 1}\s*/\s*{total}(?!\d)", page.extract_text() or "")]
 
 
+@dataclass
+class Entry:
+    """A page of the table of contents: its docname, its depth (1: a chapter or the root page,
+    2: a section page such as a figure page) and the caption of its part (None outside parts)."""
+    docname: str
+    level: int = 1
+    part: str | None = None
+
+
+def toc_entries(toc_file: Path | None, pages: list) -> list:
+    """An :class:`Entry` for each of ``pages`` (in their order), with its part and depth read
+    from the jb-book table of contents ``toc_file`` (flat, without parts, when None)."""
+    found: dict = {}
+    if toc_file is not None:
+        toc = yaml.safe_load(Path(toc_file).read_text())
+        strip = lambda d: re.sub(r"\.(md|ipynb)$", "", d)          # noqa: E731
+
+        def walk(items, level, part):
+            for item in items or []:
+                if "file" in item:
+                    found.setdefault(strip(item["file"]), Entry(strip(item["file"]), level, part))
+                walk(item.get("sections"), level + 1, part)
+
+        found[strip(toc["root"])] = Entry(strip(toc["root"]))
+        for part in toc.get("parts", []):
+            walk(part.get("chapters"), 1, part.get("caption"))
+        walk(toc.get("chapters"), 1, None)
+    return [found.get(d, Entry(d)) for d in pages]
+
+
+@dataclass
+class Printed:
+    """One printed page of the book: its entry, title, PDF and section headings
+    (``[(title, 0-based page in this PDF)]``, the h2 of Chrome's document outline)."""
+    entry: Entry
+    title: str
+    pdf: object
+    sections: list = field(default_factory=list)
+
+
+def _sections(pdf) -> list:
+    """The second-level headings of a printed page (Chrome's ``generateDocumentOutline``: the
+    h1 with the h2 under it): ``[(title, page index)]``; [] when it has none."""
+    try:
+        outline = pdf.outline
+    except Exception:                           # noqa: BLE001 - a damaged outline: no sections
+        return []
+    out = []
+    for i, item in enumerate(outline):
+        if isinstance(item, list) and i > 0 and not isinstance(outline[i - 1], list):
+            for child in item:
+                if not isinstance(child, list):
+                    out.append((child.title.strip(), pdf.get_destination_page_number(child)))
+    return out
+
+
+def split_title(book_title: str) -> tuple:
+    """``(title, edition)``: "calnotes: ... (student edition)" -> ("calnotes: ...",
+    "Student edition"); a title without an edition in brackets gives ``(title, "")``."""
+    m = re.match(r"^(.*?)\s*\(([^()]*edition)\)\s*$", book_title)
+    if not m:
+        return book_title, ""
+    return m.group(1), m.group(2)[0].upper() + m.group(2)[1:]
+
+
+FRONT_CSS = """
+body { font-family: "Helvetica Neue", Arial, sans-serif; color: #222; margin: 0; }
+.title-page { height: 9.9in; display: flex; flex-direction: column; justify-content: center;
+  break-after: page; padding: 0 0.4in; }
+.title-page h1 { font-size: 30pt; font-weight: 600; margin: 0 0 0.3em; line-height: 1.15; }
+.title-page .edition { font-size: 16pt; color: #444; margin: 0 0 2.5em; }
+.title-page p { font-size: 11pt; margin: 0.25em 0; color: #444; }
+.contents h2 { font-size: 18pt; font-weight: 600; margin: 0 0 0.8em; }
+.contents ol { list-style: none; margin: 0; padding: 0; }
+.contents li { display: flex; align-items: baseline; font-size: 10.5pt; margin: 0.18em 0;
+  break-inside: avoid; }
+.contents li .fill { flex: 1; border-bottom: 1px dotted #999; margin: 0 0.4em; }
+.contents li.part { font-weight: 600; font-size: 11.5pt; margin-top: 0.9em; break-after: avoid; }
+.contents li.level-2 { padding-left: 1.6em; font-size: 10pt; color: #333; }
+.contents li.section { padding-left: 1.6em; font-size: 9.5pt; color: #555; }
+.contents li.level-2.section { padding-left: 3.2em; }
+"""
+
+
+def front_matter_html(book_title: str, printed: list, starts: list, date: str,
+                      with_sections: bool = True) -> str:
+    """The title page and the table of contents: parts, their pages (indented by depth) and the
+    pages' sections, each with the number of the page it starts on (``starts``, 1-based)."""
+    title, edition = split_title(book_title)
+    rows, part = [], None
+    for doc, start in zip(printed, starts):
+        if doc.entry.part is not None and doc.entry.part != part:
+            part = doc.entry.part
+            rows.append(f'<li class="part"><span>{_escape(part)}</span><span class="fill"></span>'
+                        f'<span>{start}</span></li>')
+        level = min(doc.entry.level, 2)
+        rows.append(f'<li class="level-{level}"><span>{_escape(doc.title)}</span>'
+                    f'<span class="fill"></span><span>{start}</span></li>')
+        if with_sections:
+            for name, page in doc.sections:
+                rows.append(f'<li class="level-{level} section"><span>{_escape(name)}</span>'
+                            f'<span class="fill"></span><span>{start + page}</span></li>')
+    return ("<!doctype html><html><head><meta charset='utf-8'><title>Contents</title>"
+            f"<style>{FRONT_CSS}</style></head><body>"
+            '<section class="title-page">'
+            f"<h1>{_escape(title)}</h1>"
+            + (f'<p class="edition">{_escape(edition)}</p>' if edition else "")
+            + "<p>calnotes contributors</p>"
+            f"<p>Printed {date} from the HTML edition, with its figures and formulas.</p>"
+            "<p>Every chapter is also a notebook to run; the reference appendices (verification"
+            " ledger, benchmarks, API) are in the HTML edition.</p>"
+            "</section>"
+            '<section class="contents"><h2>Contents</h2><ol>' + "".join(rows) + "</ol></section>"
+            "</body></html>")
+
+
+def print_front_matter(driver, base: str, html: Path, book_title: str, printed: list,
+                       date: str, log) -> object:
+    """The title page and contents printed (a PdfReader), their page numbers right: printed
+    again when the contents run to another number of pages than assumed."""
+    from pypdf import PdfReader
+    page = html / "__calnotes_front__.html"
+    n_front = 2
+    try:
+        for _ in range(4):
+            starts, at = [], n_front + 1
+            for doc in printed:
+                starts.append(at)
+                at += len(doc.pdf.pages)
+            page.write_text(front_matter_html(book_title, printed, starts, date))
+            driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "print"})
+            driver.get(base + page.name)
+            front = PdfReader(io.BytesIO(_print(driver, {
+                **PAPER, "printBackground": True, "displayHeaderFooter": True,
+                "headerTemplate": "<span></span>", "footerTemplate": "<span></span>"})))
+            if len(front.pages) == n_front:
+                log(f"course_pdf: title page and contents: {n_front} pages")
+                return front
+            n_front = len(front.pages)
+        raise RuntimeError("the contents do not settle on a number of pages")
+    finally:
+        page.unlink(missing_ok=True)
+
+
+def add_outline(writer, printed: list, n_front: int) -> None:
+    """Bookmarks: the contents; then per part (its caption) its pages, a section page (a figure
+    page) under its chapter, and under each page its sections (h2)."""
+    writer.add_outline_item(title="Contents", page_number=1 if n_front > 1 else 0)
+    at, part, part_item, chapter_item = n_front, None, None, None
+    for doc in printed:
+        if doc.entry.part != part:
+            part = doc.entry.part
+            part_item = (writer.add_outline_item(title=part, page_number=at)
+                         if part is not None else None)
+        parent = chapter_item if doc.entry.level > 1 and chapter_item is not None else part_item
+        item = writer.add_outline_item(title=doc.title, page_number=at, parent=parent)
+        if doc.entry.level <= 1:
+            chapter_item = item
+        for name, page in doc.sections:
+            writer.add_outline_item(title=name, page_number=at + page, parent=item)
+        at += len(doc.pdf.pages)
+
+
 def print_book(html: Path, toc_file: Path, out: Path, log=print, skip=(),
                pages: list | None = None) -> dict:
     """Print the pages of ``html`` in ``toc_file`` order (less ``skip`` prefixes; or exactly
-    ``pages``) into ``out``, with a running head and page numbers; a summary dict.
+    ``pages``) into ``out``: a title page and a table of contents with page numbers, then the
+    pages, each with a running head; page numbers; bookmarks by part, page and section.
+    Returns a summary dict.
 
     A page that cannot be printed (also in pieces) is reported and left out: the PDF of the
     other pages is still written, and the function raises ``SystemExit`` naming what is
@@ -305,15 +504,17 @@ def print_book(html: Path, toc_file: Path, out: Path, log=print, skip=(),
     missing = [d for d in pages if not (html / f"{d}.html").is_file()]
     if missing:
         raise SystemExit(f"course_pdf: pages missing from {html}: {missing}")
+    entries = {e.docname: e for e in toc_entries(toc_file, pages)}
     blank = html / "__calnotes_blank__.html"
     server, base = serve(html)
     driver = start_browser()
     driver.set_window_size(PRINT_WIDTH_PX, 1000)      # the printed column's width
     writer = PdfWriter()
-    problems, failed, t0 = [], [], time.time()
+    problems, failed, printed, t0 = [], [], [], time.time()
     book_title = "calnotes"
     try:
         for docname in pages:
+            driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": ""})
             driver.get(base + f"{docname}.html")
             state = driver.execute_async_script(WAIT_JS)
             if "failed" in state:
@@ -336,7 +537,8 @@ def print_book(html: Path, toc_file: Path, out: Path, log=print, skip=(),
                 book_title = (state["title"].split(" — ")[-1].strip() or book_title)
             params = {**PAPER, "printBackground": True, "displayHeaderFooter": True,
                       "headerTemplate": header_template(book_title, title),
-                      "footerTemplate": "<span></span>", "preferCSSPageSize": False}
+                      "footerTemplate": "<span></span>", "preferCSSPageSize": False,
+                      "generateDocumentOutline": True}
             try:
                 # printed in the layout just measured: the print media stays emulated, so the
                 # book's print script has fitted wide blocks to this width and stays applied
@@ -346,13 +548,18 @@ def print_book(html: Path, toc_file: Path, out: Path, log=print, skip=(),
                 log(f"course_pdf: FAILED {exc}; the PDF is written without this page")
                 continue
             pdf = PdfReader(io.BytesIO(data))
-            first = len(writer.pages)
-            for page in pdf.pages:
-                writer.add_page(page)
-            writer.add_outline_item(title=title, page_number=first)
+            printed.append(Printed(entries[docname], title, pdf, _sections(pdf)))
             log(f"course_pdf: {docname}: {len(pdf.pages)} pages, {state['typeset']} formulas"
                 + (f", {fit['scaled']} wide blocks scaled to the column" if fit["scaled"] else ""))
-        if len(writer.pages):
+        if printed:
+            front = print_front_matter(driver, base, html, book_title, printed,
+                                       time.strftime("%Y-%m-%d"), log)
+            for page in front.pages:
+                writer.add_page(page)
+            for doc in printed:
+                for page in doc.pdf.pages:
+                    writer.add_page(page)
+            add_outline(writer, printed, len(front.pages))
             number_pages(driver, base, html, writer, log)
     finally:
         driver.quit()
@@ -362,8 +569,9 @@ def print_book(html: Path, toc_file: Path, out: Path, log=print, skip=(),
     if problems:
         raise SystemExit("course_pdf: " + "\n  ".join(problems))
     out.parent.mkdir(parents=True, exist_ok=True)
-    writer.add_metadata({"/Title": "calnotes: measuring calibration, verified",
+    writer.add_metadata({"/Title": split_title(book_title)[0] if printed else book_title,
                          "/Creator": "scripts/course_pdf.py (headless Chromium)"})
+    writer.page_mode = "/UseOutlines"           # a reader opens with the bookmarks shown
     with open(out, "wb") as fh:
         writer.write(fh)
     summary = {"pages": len(writer.pages), "documents": len(pages) - len(failed),
@@ -387,10 +595,13 @@ def main(argv=None) -> int:
                              " sources' _build/course-src/_toc.yml, or _toc.yml for --html"
                              " _build/html)")
     parser.add_argument("--out", type=Path, default=ROOT / "_build" / "course" / "calnotes.pdf")
-    parser.add_argument("--skip", nargs="*", default=list(SKIP), metavar="PREFIX",
+    parser.add_argument("--skip", nargs="*", default=None, metavar="PREFIX",
                         help="leave out the pages whose docname starts with one of these"
-                             f" (default: {' '.join(SKIP)}, the API reference; --skip with no"
-                             " value prints every page)")
+                             f" (default: {' '.join(SKIP)}, the reference appendices; --skip"
+                             " with no value prints every page)")
+    parser.add_argument("--with-reference", action="store_true",
+                        help="also print the reference appendices (verification ledger,"
+                             " benchmarks, API reference: about 110 more pages)")
     parser.add_argument("--pages", nargs="+", metavar="DOCNAME",
                         help="print only these pages, in this order (e.g. book/intro)")
     parser.add_argument("--verify", action="store_true",
@@ -402,7 +613,8 @@ def main(argv=None) -> int:
         teacher = args.html.resolve() == (ROOT / "_build" / "html").resolve()
         toc = ROOT / "_toc.yml" if teacher or not student.is_file() else student
     out = args.out.resolve()
-    print_book(args.html.resolve(), toc, out, skip=tuple(args.skip), pages=args.pages)
+    skip = args.skip if args.skip is not None else ([] if args.with_reference else SKIP)
+    print_book(args.html.resolve(), toc, out, skip=tuple(skip), pages=args.pages)
     if args.verify:
         bad = page_numbers_ok(out)
         if bad:

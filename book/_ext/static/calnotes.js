@@ -18,9 +18,28 @@ document.addEventListener("DOMContentLoaded", () => {
 // the page margin; the scaling is undone when printing ends. Chromium applies the print layout
 // before its "change" event for the print media query, in a browser's print dialog and in
 // headless printing (scripts/course_pdf.py) alike.
+//
+// Also (reader findings 4, N11): every dropdown of the article prints open (a claim's "why", a
+// {dropdown}, a hidden output, a toggled admonition), except the code toggles, which
+// calnotes.css leaves out of print with the code they hide; closed again after printing.
 (() => {
   const scaled = [];
+  const opened = [];
+  const shown = [];
+  const openAll = () => {
+    const article = document.querySelector("article.bd-article") || document.body;
+    for (const d of article.querySelectorAll("details:not([open])")) {
+      if (d.matches(".hide.above-input")) continue;
+      d.open = true;
+      opened.push(d);
+    }
+    for (const el of article.querySelectorAll(".toggle-hidden")) {
+      el.classList.remove("toggle-hidden");
+      shown.push(el);
+    }
+  };
   const fit = () => {
+    openAll();
     const main = document.querySelector("article.bd-article") || document.body;
     const wide = [];  // measure everything first, then scale: one layout, not one per element
     for (const el of main.querySelectorAll('mjx-container[display="true"] > mjx-math, table')) {
@@ -34,8 +53,13 @@ document.addEventListener("DOMContentLoaded", () => {
       scaled.push(el);
     }
   };
-  const undo = () => { while (scaled.length) scaled.pop().style.zoom = ""; };
+  const undo = () => {
+    while (scaled.length) scaled.pop().style.zoom = "";
+    while (opened.length) opened.pop().open = false;
+    while (shown.length) shown.pop().classList.add("toggle-hidden");
+  };
   window.matchMedia("print").addEventListener("change", (e) => (e.matches ? fit() : undo()));
+  window.addEventListener("beforeprint", openAll);
   window.addEventListener("afterprint", undo);
 })();
 
