@@ -569,7 +569,7 @@ def claim_sentence(result: "Result") -> str:
     return f"{quantity} = {comparison_text(c, result.measured)}{_controls_text(result)}"
 
 
-SIZE_WORDS = {"smoke": "the small (smoke) size, as in the chapter's tests",
+SIZE_WORDS = {"smoke": "the small (smoke) size, the one the test suite runs",
               "full": "the full size"}
 """How a claim line's *why* dropdown says the size the claim ran at."""
 
