@@ -133,12 +133,13 @@ LEGEND = (
     " was right).",
     "classwise = the mean of the k one-vs-rest measures (p_r against 1[y = r]).",
     "p-value = P(value at least this large | outcomes drawn from these predictions): exact"
-    " (upper end of a certified bracket) or, marked m, Monte Carlo (<=x m: no draw reached the"
-    " value, and x = 1/(draws + 1) is the smallest p-value the draws resolve); small = more"
-    " miscalibration than chance explains in that row. Many rows: even for a calibrated model"
-    " about 5% of the rows fall below 0.05 by chance, so a report of 20 rows shows some p <"
-    " 0.05 far more often than 5% of the time (about 40% of calibrated reports); for 'any"
-    " miscalibration beyond chance' read the one Holm-adjusted p-value of the header.",
+    " (upper end of a certified bracket) or, marked (MC), Monte Carlo (< x (MC): no draw"
+    " reached the value, and x, 1/(draws + 1) rounded up, is the smallest p-value the draws"
+    " resolve); small = more miscalibration than chance explains in that row. Many rows: even"
+    " for a calibrated model about 5% of the rows fall below 0.05 by chance, so a report of 20"
+    " rows shows some p < 0.05 far more often than 5% of the time (about 40% of calibrated"
+    " reports); for 'any miscalibration beyond chance' read the one Holm-adjusted p-value of"
+    " the header (the verdict's).",
     "90% interval = of E[value]: the mean of this measure over test sets of the same size from"
     " the same population (bias-corrected bootstrap: the resamples' deviations from their mean,"
     " reflected around the value; coverage measured in calnotes.coverage).",
@@ -147,9 +148,11 @@ LEGEND = (
 _LEGEND_P, _LEGEND_CI = LEGEND[-2], LEGEND[-1]
 _LEGEND_BINARY = ("binary = the usual binary measure on P(y = 1) against y (k = 2 only; the ECE"
                   " most binary tools report).")
-_LEGEND_BRIER = ("Brier = sum over the classes of (p_r - 1[y = r])^2; for k = 2 that is twice"
-                 " scikit-learn's brier_score_loss, which is 'Brier (binary)' = mean"
-                 " (P(y = 1) - y)^2.")
+_LEGEND_BRIER = ("Brier (all classes) = sum over the classes of (p_r - 1[y = r])^2 (= d_TOT of"
+                 " sharpness.png); for k = 2 that is twice scikit-learn's brier_score_loss,"
+                 " which is 'Brier (binary)' = mean (P(y = 1) - y)^2. reliability.png's CORP"
+                 " panel gives the top-label Brier, mean (confidence - 1[top class right])^2,"
+                 " = MCB - DSC + UNC (miscalibration, discrimination, uncertainty).")
 
 #: The parts of a report whose time :attr:`EvaluationReport.timings` gives, in order (a part
 #: that did not run is absent; ``total`` is the wall time of :func:`evaluate`).
@@ -256,9 +259,16 @@ class EvaluationReport:
         """:func:`p_value_summary` of the rows (``None`` without p-values)."""
         return p_value_summary(self.rows)
 
+    @property
+    def verdict(self) -> str:
+        """Three lines for a reader in a hurry (:func:`verdict_lines`): miscalibrated beyond
+        chance or not, over- or underconfident and where, and the usual next step."""
+        return "\n".join(verdict_lines(self))
+
     def to_dict(self) -> dict:
         """JSON-ready dictionary (non-finite numbers become ``None``, explained in ``notes``)."""
         return {
+            "verdict": self.verdict,
             "source": self.source,
             "calnotes_version": self.calnotes_version,
             "input_sha256": self.input_sha256,
@@ -313,8 +323,8 @@ class EvaluationReport:
         writer = csv.writer(buf, lineterminator="\n")
         writer.writerow(["quantity", "aggregation", "binning", "n_bins", "value",
                          "calibrated_reference", "reference_method", "p_value",
-                         "p_value_method", "ci_lower", "ci_upper"])
-        blank = ["", "", "", ""]
+                         "p_value_method", "ci_lower", "ci_upper", "p_value_floor"])
+        blank = ["", "", "", "", ""]
         writer.writerow(["accuracy", "", "", "", _fmt_csv(self.accuracy), "", ""] + blank)
         writer.writerow(["mean_confidence", "", "", "", _fmt_csv(self.mean_confidence), "",
                          ""] + blank)
@@ -326,7 +336,8 @@ class EvaluationReport:
                              _fmt_csv(row["value"]), _fmt_csv(row["calibrated_reference"]),
                              row["reference_method"], _fmt_csv(row.get("p_value")),
                              row.get("p_value_method", ""), _fmt_csv(row.get("ci_lower")),
-                             _fmt_csv(row.get("ci_upper"))])
+                             _fmt_csv(row.get("ci_upper")),
+                             {True: "true", False: "false"}.get(row.get("p_value_floor"), "")])
         if self.utility is not None:
             for entry in self.utility["classes"]:
                 writer.writerow(["UC", entry["class"], entry["utility"], "",
@@ -342,12 +353,13 @@ class EvaluationReport:
     def format_table(self) -> str:
         """The report as readable plain text (what the command line prints)."""
         s = self.scores
-        losses = f"log {s['log']:.4f}   Brier {s['brier']:.4f}"
+        losses = f"log {s['log']:.4f}   Brier (all classes) {s['brier']:.4f}"
         if "brier_binary" in s:
             losses += f"   Brier (binary) {s['brier_binary']:.4f}"
         losses += f"   spherical {s['spherical']:.4f}   0-1 {s['zero_one']:.4f}"
         w = max([5] + [len(str(row["n_bins"])) for row in self.rows])
-        lines = [
+        lines = self.verdict.splitlines() + [
+            "",
             f"{self.source}: n = {self.n_samples}, k = {self.n_classes}",
         ] + _mapping_lines(self.label_mapping) + [
             _class_columns_line(self.class_columns, self.n_classes),
@@ -356,7 +368,7 @@ class EvaluationReport:
         ] + _p_summary_line(self.p_value_summary) + [
             "",
             f"{'measure':<9} {'aggregation':<11} {'m':>{w}} {'value':>9} {'calibrated':>10}"
-            f" {'ratio':>7} {'p-value':>8} {'90% interval':>21}  reference",
+            f" {'ratio':>7} {'p-value':>12} {'90% interval':>21}  reference",
         ]
         for row in self.rows:
             ref = row["calibrated_reference"]
@@ -364,7 +376,7 @@ class EvaluationReport:
             m_text = "-" if row["n_bins"] is None else row["n_bins"]
             lines.append(f"{row['measure']:<9} {row['aggregation']:<11} {m_text:>{w}}"
                          f" {row['value']:9.4g} {ref_text} {_ratio_text(row['value'], ref):>7}"
-                         f" {_p_text(row):>8} {_ci_text(row):>21}  {row['reference_method']}")
+                         f" {_p_text(row):>12} {_ci_text(row):>21}  {row['reference_method']}")
         if self.utility is not None:
             lines += [""] + _utility_lines(self.utility)
         lines.append("")
@@ -475,29 +487,70 @@ def _mapping_lines(mapping) -> list:
     return [f"labels -> classes: {', '.join(items)}"]
 
 
-def _p_text(row) -> str:
-    """The p-value as printed: ``-`` when absent; ``<0.0001`` below that; an ``m`` suffix marks
-    Monte Carlo values (resolution ``1 / (draws + 1)``), and ``<=`` the Monte Carlo floor
-    ``1 / (draws + 1)`` (no draw reached the value: the p-value is at most that).
+def _mc_floor(row) -> float | None:
+    """The Monte Carlo floor ``1 / (draws + 1)`` of a row whose p-value sits at it (no draw
+    reached the value), else ``None``."""
+    p = row.get("p_value")
+    draws = row.get("p_value_draws")
+    if p is None or row.get("p_value_method") != "monte-carlo" or not draws:
+        return None
+    floor = 1.0 / (draws + 1)
+    return floor if p <= floor * (1 + 1e-9) else None
+
+
+def _ceil_digits(x: float, digits: int = 2) -> str:
+    """``x`` > 0 rounded **up** to ``digits`` significant digits, shortest text (``0.005``)."""
+    scale = 10.0 ** (math.floor(math.log10(x)) - digits + 1)
+    return f"{math.ceil(x / scale - 1e-9) * scale:.{max(0, -math.floor(math.log10(scale)))}f}" \
+        .rstrip("0").rstrip(".")
+
+
+def format_p_value(row, *, method: bool = True) -> str:
+    """A row's p-value as the report prints it (text report and the book's table,
+    :func:`calnotes.tables.report_table`): ``-`` when absent; ``< 0.0001`` below that; a
+    Monte Carlo value that no draw reached as ``< x``, its floor ``1 / (draws + 1)`` rounded
+    up (the p-value is at most that; ``report.json`` keeps the number and the flag
+    ``p_value_floor``); `` (MC)`` after a Monte Carlo value (resolution ``1 / (draws + 1)``)
+    unless ``method=False``.
 
     Examples
     --------
-    >>> _p_text({"p_value": 1 / 201, "p_value_method": "monte-carlo", "p_value_draws": 200})
-    '<=0.005m'
-    >>> _p_text({"p_value": 0.0398, "p_value_method": "monte-carlo", "p_value_draws": 200})
-    '0.0398m'
-    >>> _p_text({"p_value": 0.01234, "p_value_method": "exact"}), _p_text({"p_value": None})
-    ('0.0123', '-')
+    >>> format_p_value({"p_value": 1 / 201, "p_value_method": "monte-carlo", "p_value_draws": 200})
+    '< 0.005 (MC)'
+    >>> format_p_value({"p_value": 0.0398, "p_value_method": "monte-carlo", "p_value_draws": 200})
+    '0.0398 (MC)'
+    >>> format_p_value({"p_value": 1 / 1000, "p_value_method": "monte-carlo",
+    ...                 "p_value_draws": 999}, method=False)
+    '< 0.001'
+    >>> format_p_value({"p_value": 0.01234, "p_value_method": "exact"})
+    '0.0123'
+    >>> format_p_value({"p_value": 2e-7, "p_value_method": "exact"}), format_p_value({})
+    ('< 0.0001', '-')
     """
     p = row.get("p_value")
     if p is None:
         return "-"
-    if row.get("p_value_method") == "monte-carlo":
-        draws = row.get("p_value_draws")
-        if draws and p <= 1.0 / (draws + 1) * (1 + 1e-9):
-            return f"<={p:.2g}m"
-        return f"{p:.4f}m"
-    return "<0.0001" if p < 1e-4 else f"{p:.4f}"
+    floor = _mc_floor(row)
+    if floor is not None:
+        text = f"< {_ceil_digits(floor)}"
+    else:
+        text = "< 0.0001" if p < 1e-4 else f"{p:.4f}"
+    if method and row.get("p_value_method") == "monte-carlo":
+        text += " (MC)"
+    return text
+
+
+def _p_text(row) -> str:
+    """The p-value column of :meth:`EvaluationReport.format_table` (:func:`format_p_value`)."""
+    return format_p_value(row)
+
+
+def _mark_floors(rows) -> None:
+    """Give every row with a p-value the flag ``p_value_floor``: a Monte Carlo p-value that no
+    draw reached, so the number is the floor ``1 / (draws + 1)``, an upper bound."""
+    for row in rows:
+        if row.get("p_value") is not None:
+            row["p_value_floor"] = _mc_floor(row) is not None
 
 
 def p_value_summary(rows) -> dict | None:
@@ -538,6 +591,236 @@ def p_value_summary(rows) -> dict | None:
             "adjustment": "holm"}
 
 
+#: Level of :attr:`EvaluationReport.verdict`: "miscalibrated beyond chance" when the
+#: Holm-adjusted smallest p-value of the report (:func:`p_value_summary`) is below it, which
+#: a perfectly calibrated model's report does with probability at most this (Holm's
+#: adjustment holds the family-wise error rate whatever the dependence between the rows).
+VERDICT_ALPHA = 0.05
+#: The book's chapter on recalibration, which the verdict points to: (title, source file).
+RECALIBRATION_CHAPTER = ("Trivial recalibration wins ECE", "book/practice/recalibration.md")
+
+
+def _num(x: float, digits: int = 3) -> str:
+    from .tables import format_number
+
+    return format_number(float(x), digits)
+
+
+def _times(value: float, ref) -> str:
+    """``value / ref`` as ``7.2x`` (``12x`` from 10 on); ``""`` without a positive reference."""
+    if ref is None or not ref > 0:
+        return ""
+    r = value / ref
+    return f"{r:.0f}x" if r >= 10 else f"{r:.1f}x"
+
+
+def _holm(rows) -> dict:
+    """Holm's adjusted p-value of every row with one, by ``id`` of the row."""
+    carried = sorted((row for row in rows if row.get("p_value") is not None),
+                     key=lambda row: row["p_value"])
+    R, running, out = len(carried), 0.0, {}
+    for i, row in enumerate(carried):
+        running = max(running, min(1.0, (R - i) * float(row["p_value"])))
+        out[id(row)] = running
+    return out
+
+
+def _headline_row(rows, aggregation: str = "confidence"):
+    """The ECE at the first bin count (top-label: the measure most papers report)."""
+    ece = [r for r in rows if r["measure"] == "ECE" and r["aggregation"] == aggregation]
+    return ece[0] if ece else None
+
+
+def _ratio(row) -> float:
+    ref = None if row is None else row.get("calibrated_reference")
+    return row["value"] / ref if ref else 0.0
+
+
+def _distance_text(row) -> str:
+    """``top-label ECE (m = 15) 0.165 = 7.2x its calibrated reference 0.0230``."""
+    if row is None:
+        return ""
+    what = "class-wise" if row["aggregation"] == "classwise" else "top-label"
+    text = f"{what} ECE (m = {row['n_bins']}) {_num(row['value'])}"
+    ref = row.get("calibrated_reference")
+    if ref is None:
+        return text + " (no calibrated reference computed)"
+    times = _times(row["value"], ref)
+    return text + (f" = {times} its calibrated reference {_num(ref)}" if times
+                   else f", calibrated reference {_num(ref)}")
+
+
+def _class_name(report, c: int) -> str:
+    """``class 4`` or ``class 4 ('cat')``: the input's name of class index ``c``."""
+    name = None
+    if report.label_mapping:
+        names = {int(v): k for k, v in report.label_mapping.items()}
+        name = names.get(c)
+    elif report.class_columns and len(report.class_columns) == report.n_classes:
+        name = report.class_columns[c]
+    return f"class {c}" if name is None or str(name) == str(c) else f"class {c} ({name!r})"
+
+
+def _classwise_culprits(report, limit: int = 3) -> list:
+    """The classes of ``U_CWE``'s worst list whose error is beyond their noise level, as
+    ``class 4 ('cat') too optimistic``."""
+    if not report.utility:
+        return []
+    cwe = next((c for c in report.utility["classes"] if c["class"] == "U_CWE"), None)
+    if cwe is None:
+        return []
+    out = []
+    for entry in cwe.get("worst", [cwe]):
+        if not entry.get("beyond_noise"):
+            continue
+        c = int(str(entry["utility"]).split()[-1])
+        out.append(f"{_class_name(report, c)} {entry['direction']}")
+    return out[:limit]
+
+
+def _confidence_words(gap: float) -> str:
+    return "overconfident" if gap > 0 else "underconfident"
+
+
+def verdict_lines(report) -> list:
+    """The verdict of a report, three lines built only from its own numbers.
+
+    1. Calibrated or not beyond chance, decided by the **Holm-adjusted smallest p-value**
+       (:func:`p_value_summary`) at :data:`VERDICT_ALPHA`, never by a single row: with 18-27
+       rows a calibrated model's report shows some row below 0.05 about 40% of the time,
+       the adjusted value at most 5% of the time.  With it, the top-label ECE at the first
+       bin count against its calibrated reference.  A Monte Carlo p-value at its floor
+       ``1 / (draws + 1)`` that the adjustment cannot bring below the level (``rows / (draws
+       + 1) >= 0.05``) makes the verdict "not resolved", with the number of draws that would.
+    2. Where: over- or underconfident (mean confidence against accuracy; the interval of
+       confidences of the largest top-class utility gap ``U_TCE`` when it is beyond its noise
+       level) and, when the class-wise part stands out (the top label within noise, or a
+       larger class-wise ratio), which classes (``U_CWE``'s worst classes beyond their noise
+       levels).  For a calibrated verdict: the 90% interval of the top-label ECE's expected
+       value instead.
+    3. The usual next step: temperature scaling (vector or Dirichlet scaling for class-wise
+       errors), pointing to the book's chapter :data:`RECALIBRATION_CHAPTER`; or none.
+
+    Without p-values (``significance=False``, out of core) the first line says that the
+    report cannot tell miscalibration from chance.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> P = rng.dirichlet(np.ones(3), size=400)
+    >>> y = (P.cumsum(axis=1) > rng.random((400, 1))).argmax(axis=1)   # calibrated
+    >>> print(evaluate(P, labels=y, n_bins=[10], utility=False, smooth_ece=False).verdict)
+    verdict: no miscalibration beyond chance at this sample size (Holm-adjusted p = 1.0 over 6 rows, n = 400).
+    top-label ECE (m = 10) 0.0460 = 1.0x its calibrated reference 0.0451; 90% interval of its expected value [0.0196, 0.0720]; mean confidence 0.603 vs accuracy 0.585.
+    next: nothing to recalibrate on this evidence; compare models by their proper losses (log, Brier); a larger test set resolves smaller errors.
+    """
+    summary = p_value_summary(report.rows)
+    head = _headline_row(report.rows)
+    far = _distance_text(head)
+    gap = report.mean_confidence - report.accuracy
+    confidence = (f"mean confidence {_num(report.mean_confidence)} vs accuracy"
+                  f" {_num(report.accuracy)}")
+    chapter = (f"see the book's chapter \"{RECALIBRATION_CHAPTER[0]}\""
+               f" ({RECALIBRATION_CHAPTER[1]})")
+    if summary is None:
+        out_of_core = not report._plottable
+        why = ("p-values are not computed out of core" if out_of_core
+               else "significance was off (command line: --no-significance)")
+        return [f"verdict: this report cannot tell miscalibration from chance: it has no"
+                f" p-values ({why})" + (f"; {far}" if far else "") + ".",
+                f"untested: {confidence}.",
+                "next: " + ("evaluate a random subsample of the rows in memory for p-values."
+                            if out_of_core else "rerun with significance (the default) to"
+                            " tell noise from miscalibration.")]
+
+    R = summary["rows"]
+    adjusted = summary["adjusted_min_p_value"]
+    shown = "< 0.0001" if adjusted < 1e-4 else f"= {_num(adjusted, 2)}"
+    holm = _holm(report.rows)
+    carried = [r for r in report.rows if r.get("p_value") is not None]
+    top_rows = [r for r in carried if r["aggregation"] != "classwise"]
+    cw_rows = [r for r in carried if r["aggregation"] == "classwise"]
+    top_sig = any(holm[id(r)] < VERDICT_ALPHA for r in top_rows)
+    cw_sig = any(holm[id(r)] < VERDICT_ALPHA for r in cw_rows)
+    uc = {c["class"]: c for c in (report.utility or {}).get("classes", [])}
+    tce = uc.get("U_TCE")
+    tce_beyond = bool(tce and tce.get("beyond_noise"))
+    culprits = _classwise_culprits(report)
+
+    cw_head = _headline_row(report.rows, "classwise")
+    if adjusted < VERDICT_ALPHA:
+        top_flag = top_sig or tce_beyond
+        cw_flag = cw_sig or bool(culprits)
+        if cw_flag and not top_flag:
+            far = _distance_text(cw_head) or far
+        first = (f"verdict: miscalibrated beyond chance (Holm-adjusted p {shown} over {R}"
+                 f" rows)" + (f"; {far}" if far else "") + ".")
+        head_ratio, cw_ratio = _ratio(head), _ratio(cw_head)
+        if top_flag:
+            second = f"{_confidence_words(gap)}: {confidence}"
+            if tce_beyond and tce.get("lower") is not None:
+                worst = "overconfident" if tce["sign"] < 0 else "underconfident"
+                where = (f"confidences {_num(tce['lower'], 2)}-{_num(tce['upper'], 2)}"
+                         f" ({tce['mass']:.0%} of the samples)")
+                second += (f"; largest gap on {where}" if worst == _confidence_words(gap)
+                           else f", but {worst} on {where}")
+            if culprits and cw_ratio > head_ratio:
+                second += f"; class-wise, most in {', '.join(culprits)}"
+        elif cw_flag:
+            second = (f"class-wise: the top label is within noise ({confidence}), the class"
+                      " probabilities are not" + (f": {', '.join(culprits)}" if culprits
+                                                  else ""))
+        else:       # k = 2: the P(y = 1) rows
+            second = (f"in P(y = 1) (the binary rows; reliability.png's P(y = 1) panel);"
+                      f" {confidence}")
+        fix = "temperature scaling fitted on held-out data (calnotes.recalibrate." \
+              "TemperatureScaling) is the usual first fix"
+        if not top_flag and cw_flag:
+            fix = ("vector scaling or Dirichlet calibration fitted on held-out data"
+                   " (calnotes.recalibrate.VectorScaling, DirichletCalibration) adjust each"
+                   " class; temperature scaling, the usual first fix, changes all alike")
+        third = f"next: {fix}; {chapter}."
+        return [first, second + ".", third]
+
+    floors = [r for r in carried if r.get("p_value_floor")]
+    floor_limited = [r for r in floors if R * r["p_value"] >= VERDICT_ALPHA]
+    if floor_limited:
+        draws = max(int(r["p_value_draws"]) for r in floor_limited)
+        wanted = int(math.ceil(100 * R / 1000.0)) * 1000     # rows / (draws + 1) <= 0.01
+        kinds = sorted({r["aggregation"].replace("classwise", "class-wise")
+                        for r in floor_limited})
+        floor = _ceil_digits(floor_limited[0]["p_value"])
+        first = (f"verdict: not resolved at {draws} Monte Carlo draws: {len(floor_limited)}"
+                 f" {'/'.join(kinds)} p-value{'s' if len(floor_limited) > 1 else ''} sit at"
+                 f" the draws' floor {floor}, which Holm's adjustment over {R} rows"
+                 f" ({R} x {floor} >= {VERDICT_ALPHA:g}) cannot bring below {VERDICT_ALPHA:g};"
+                 f" the report's Holm-adjusted p is {shown[2:]}, so no row is beyond chance"
+                 " yet.")
+        if any(r["aggregation"] == "classwise" for r in floor_limited) and cw_head:
+            far = "; ".join(t for t in (_distance_text(cw_head), far) if t)
+        second = (far + "; " if far else "") + confidence
+        if culprits:
+            second += f"; class-wise beyond noise: {', '.join(culprits)}"
+        third = (f"next: rerun with draws={wanted} (command line: --draws {wanted}), which"
+                 f" resolves p-values down to {_num(1 / (wanted + 1), 1)}.")
+        return [first, second + ".", third]
+
+    first = (f"verdict: no miscalibration beyond chance at this sample size (Holm-adjusted p"
+             f" {shown} over {R} rows, n = {report.n_samples}).")
+    parts = [far] if far else []
+    if head is not None and head.get("ci_lower") is not None:
+        parts.append(f"90% interval of its expected value [{_num(head['ci_lower'])},"
+                     f" {_num(head['ci_upper'])}]")
+    parts.append(confidence)
+    uc_beyond = [name for name, c in uc.items() if c.get("beyond_noise")]
+    if uc_beyond:
+        parts.append(f"utility calibration finds {', '.join(uc_beyond)} beyond its noise"
+                     " level (below)")
+    third = ("next: nothing to recalibrate on this evidence; compare models by their proper"
+             " losses (log, Brier); a larger test set resolves smaller errors.")
+    return [first, "; ".join(parts) + ".", third]
+
+
 def _p_summary_line(summary) -> list:
     """The header line of :meth:`EvaluationReport.format_table` with the adjusted p-value."""
     if summary is None:
@@ -546,11 +829,11 @@ def _p_summary_line(summary) -> list:
     where = f"{row['measure']} {row['aggregation']}" + (
         f", m = {row['n_bins']}" if row.get("n_bins") is not None else "")
     adjusted = summary["adjusted_min_p_value"]
-    shown = "<0.0001" if adjusted < 1e-4 else f"{adjusted:.4f}"
-    least = _p_text({**row, "p_value": summary["min_p_value"]})
-    if least.endswith("m"):
-        least = least[:-1] + " (Monte Carlo)"
-    return [f"any miscalibration beyond chance: Holm-adjusted p = {shown} (the smallest of the"
+    shown = "< 0.0001" if adjusted < 1e-4 else f"= {adjusted:.4f}"
+    least = format_p_value({**row, "p_value": summary["min_p_value"]}, method=False)
+    if row.get("p_value_method") == "monte-carlo":
+        least += " (Monte Carlo)"
+    return [f"any miscalibration beyond chance: Holm-adjusted p {shown} (the smallest of the"
             f" {summary['rows']} rows' p-values, {least} for {where}, times {summary['rows']},"
             " at most 1)"]
 
@@ -1302,6 +1585,7 @@ def _binned_part(y, P, top, correct, conf, aggregations, bins, request: _Request
         bootstrap=request.bootstrap if significance else 0,
         rng=_significance_rng(request.rng) if significance else None, progress=work,
         budget=EXACT_L1_BUDGET)
+    _mark_floors(rows)
     return rows, notes, probs
 
 
@@ -1716,6 +2000,10 @@ def _utility_part(y, P, samples, delta, rng, seed, notes, presorted=None):
         worst = _worst_entries(fam, res)
         index = fam.names.index(worst[0]["utility"])
         noise = _uc_noise_level(_predicted_utility(fam, index, P), len(fam))
+        if fam.label == "U_CWE":            # each listed class against its own level (a
+            for entry in worst:             # column of P: cheap), for the verdict's classes
+                level = _uc_noise_level(P[:, fam.names.index(entry["utility"])], len(fam))
+                entry.update(noise_level=level, beyond_noise=bool(entry["uc"] > level))
         classes.append({"class": fam.label, "description": _UTILITY_DESCRIPTIONS[fam.label],
                         "n_utilities": len(fam), **worst[0], "noise_level": noise,
                         "beyond_noise": bool(worst[0]["uc"] > noise), "worst": worst})

@@ -18,7 +18,7 @@ import numbers
 import numpy as np
 
 __all__ = ["styled_table", "report_table", "format_number", "math_name", "NAMES",
-           "NOT_APPLICABLE"]
+           "NOT_APPLICABLE", "REPORT_PARTS", "note_marks"]
 
 #: What a cell shows when its value does not apply (NaN, None, an empty string).
 NOT_APPLICABLE = "\u2014"
@@ -230,42 +230,85 @@ def styled_table(df, *, caption=None, digits: int = 4, names=None, formats=None,
     return styler
 
 
+#: The aggregation column's header: a soft hyphen lets a narrow column break it.
+_AGGREGATION = "aggre\u00adgation"
 _REPORT_MEASURES = {"ECE": r"\(\mathrm{ECE}_1\)", "l1-QECE": r"\(\ell_1\)-QECE",
                     "l2-QECE": r"\(\ell_2\)-QECE", "SmoothECE": "SmoothECE"}
 
 
-def report_table(report, *, caption=None, digits: int = 4):
+#: The parts of :func:`report_table`: the columns each shows after measure, aggregation and
+#: bin count.  ``"values"`` and ``"details"`` together hold what ``"all"`` does, each narrow
+#: enough for the book's text column (about 680 px).
+REPORT_PARTS = {
+    "all": ("value", "calibrated reference", "ratio", "p-value", "90% interval", "reference"),
+    "values": ("value", "calibrated reference", "ratio", "p-value"),
+    "details": ("90% interval of E[value]", "reference", "p-value method"),
+}
+
+
+def report_table(report, *, caption=None, digits: int = 4, part: str = "all"):
     """The binned part of a :class:`calnotes.evaluation.EvaluationReport` as a styled table.
 
     One row per measure, aggregation and bin count, as in ``report.format_table()``, with the
     columns value, calibrated reference, their ratio, p-value, 90% interval and the reference's
     method; "—" where a column does not apply (SmoothECE has no bins and no reference).  The
-    report's source path is not shown.
+    report's source path is not shown.  P-values are printed as in the text report
+    (:func:`calnotes.evaluation.format_p_value`): ``< 0.0001``, ``(MC)`` after a Monte Carlo
+    value, and ``< 0.005 (MC)`` for one that no draw reached (its floor ``1 / (draws + 1)``
+    rounded up).
 
     Parameters
     ----------
     report : calnotes.evaluation.EvaluationReport
     caption : str, optional
-        Default: the sample size, the number of classes, accuracy and the mean proper losses.
+        Default: the sample size, the number of classes, accuracy and the mean proper losses
+        (``"all"`` and ``"values"``); what the columns are (``"details"``).
     digits : int, default 4
+    part : {"all", "values", "details"}, default "all"
+        Which columns (:data:`REPORT_PARTS`): all of them (about 1,100 px wide with 18
+        rows); ``"values"``: value, calibrated reference, ratio and p-value, what a reader
+        needs first; ``"details"``: the 90% interval of ``E[value]``, how the reference was
+        computed and how the p-value was.  The book's chapter *Evaluate your own model* shows
+        ``"values"`` and then ``"details"``, each of which fits its text column.
 
     Returns
     -------
     pandas.io.formats.style.Styler
+
+    Examples
+    --------
+    >>> row = {"measure": "ECE", "aggregation": "classwise", "binning": "width", "n_bins": 15,
+    ...        "value": 0.09, "calibrated_reference": 0.016, "reference_method": "exact",
+    ...        "p_value": 1 / 201, "p_value_method": "monte-carlo", "p_value_draws": 200}
+    >>> from types import SimpleNamespace
+    >>> report = SimpleNamespace(rows=[row], n_samples=2000, n_classes=5, accuracy=0.58,
+    ...                          mean_confidence=0.79, scores={"log": 1.4, "brier": 0.62})
+    >>> html = report_table(report, part="values").to_html()
+    >>> "< 0.005 (MC)" in html, "90% interval" in html
+    (True, False)
     """
     import pandas as pd
+
+    from .evaluation import format_p_value
 
     rows = getattr(report, "rows", None)
     if rows is None:
         raise TypeError("report: expected a calnotes.evaluate(...) report, got"
                         f" {type(report).__name__}")
+    if part not in REPORT_PARTS:
+        raise ValueError(f"part: expected one of {', '.join(map(repr, REPORT_PARTS))}, got"
+                         f" {part!r}")
 
     def p_value(row):
-        p = row.get("p_value")
-        if p is None:
+        return None if row.get("p_value") is None else format_p_value(row)
+
+    def p_method(row):
+        method = row.get("p_value_method")
+        if method is None:
             return None
-        text = "< 0.0001" if p < 1e-4 else f"{p:.4f}"
-        return text + (" (MC)" if row.get("p_value_method") == "monte-carlo" else "")
+        if method == "monte-carlo":
+            return f"MC ({row.get('p_value_draws')})"
+        return method
 
     def interval(row):
         if row.get("ci_lower") is None:
@@ -279,26 +322,99 @@ def report_table(report, *, caption=None, digits: int = 4):
             return None
         return row["value"] / ref
 
+    columns = {
+        "value": lambda row: row["value"],
+        "calibrated reference": lambda row: row["calibrated_reference"],
+        "ratio": ratio,
+        "p-value": p_value,
+        "90% interval": interval,
+        "90% interval of E[value]": interval,
+        "reference": lambda row: row["reference_method"],
+        "p-value method": p_method,
+    }
+    if part == "details":       # SmoothECE rows have no interval, reference or p-value
+        rows = [row for row in rows if row.get("ci_lower") is not None
+                or row.get("p_value") is not None or row["reference_method"] != "none"]
     frame = pd.DataFrame([{
         "measure": _REPORT_MEASURES.get(row["measure"], row["measure"]),
-        "aggregation": row["aggregation"],
+        _AGGREGATION: row["aggregation"],
         "bins \\(m\\)": row["n_bins"] if row["n_bins"] is not None else None,
-        "value": row["value"],
-        "calibrated reference": row["calibrated_reference"],
-        "ratio": ratio(row),
-        "p-value": p_value(row),
-        "90% interval": interval(row),
-        "reference": row["reference_method"],
+        **{name: columns[name](row) for name in REPORT_PARTS[part]},
     } for row in rows])
     frame["bins \\(m\\)"] = frame["bins \\(m\\)"].astype("Int64")
-    if caption is None:
+    if caption is None and part == "details":
+        caption = ("90% interval: of the mean of the measure over test sets of this size from"
+                   " the same population (bias-corrected bootstrap). Reference: how the"
+                   " calibrated reference was computed. P-value method: exact (upper end of a"
+                   " certified bracket), bound (a Chernoff bound below 1e-15), or MC (R): Monte"
+                   " Carlo with R draws (resolution 1/(R + 1)).")
+    elif caption is None:
         s = report.scores
         caption = (f"\\(n\\) = {report.n_samples} predictions, \\(k\\) = {report.n_classes}"
                    f" classes; accuracy {report.accuracy:.4f}, mean confidence"
-                   f" {report.mean_confidence:.4f}; mean log loss {s['log']:.4f}, Brier score"
-                   f" {s['brier']:.4f}. Ratio: value / calibrated reference (near 1: no"
-                   " miscalibration beyond sampling noise).")
-    return styled_table(frame, caption=caption, digits=digits, index=False,
-                        formats={"ratio": lambda v: f"{v:.2f}",
-                                 "bins \\(m\\)": lambda v: str(int(v))},
-                        align_right=["p-value", "90% interval"])
+                   f" {report.mean_confidence:.4f}; mean log loss {s['log']:.4f}, Brier (all"
+                   f" classes) {s['brier']:.4f}. Ratio: value / calibrated reference (near 1:"
+                   " no miscalibration beyond sampling noise); p-value: (MC) Monte Carlo,"
+                   " < 0.005 (MC) no draw reached the value.")
+    styler = styled_table(frame, caption=caption, digits=digits, index=False,
+                        formats={name: fmt for name, fmt in (
+                            ("ratio", lambda v: f"{v:.2f}"),
+                            ("bins \\(m\\)", lambda v: str(int(v)))) if name in frame.columns},
+                        align_right=[c for c in ("p-value", "90% interval",
+                                                 "90% interval of E[value]")
+                                     if c in frame.columns])
+    # narrower cells than styled_table's (0.6em a side): the two parts fit the book's column
+    return styler.set_table_styles([
+        {"selector": "th", "props": [("padding", "0.2em 0.35em")]},
+        {"selector": "td", "props": [("padding", "0.2em 0.35em")]},
+    ], overwrite=False)
+
+
+def note_marks(df, column: str = "note"):
+    """A column of notes, said once: for a note that repeats on many rows of a table.
+
+    When every row that has a note has the same one, the column is dropped and the note is
+    returned, to be said once (in the caption); otherwise each distinct note gets a letter
+    (a, b, ...), the column holds the letters and the returned text says what each means.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+    column : str, default "note"
+
+    Returns
+    -------
+    (pandas.DataFrame, str)
+        The table (a copy) and the note(s), "" when no row has one.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> same = pd.DataFrame({"value": [1.0, 1.0, 1.0], "note": [None, "equal", "equal"]})
+    >>> table, text = note_marks(same)
+    >>> list(table.columns), text
+    (['value'], 'equal')
+    >>> mixed = pd.DataFrame({"value": [1.0, 2.0, 3.0], "note": ["x", None, "y"]})
+    >>> table, text = note_marks(mixed)
+    >>> table["note"].tolist(), text
+    (['a', '', 'b'], 'a: x; b: y')
+    """
+    import pandas as pd
+
+    if not isinstance(df, pd.DataFrame):
+        raise TypeError(f"df: expected a pandas DataFrame, got {type(df).__name__}")
+    if column not in df.columns:
+        raise ValueError(f"column: no column {column!r} in the table; its columns are"
+                         f" {list(df.columns)}")
+    notes = [None if (v is None or (isinstance(v, float) and math.isnan(v))
+                      or (isinstance(v, str) and not v.strip())) else str(v)
+             for v in df[column]]
+    distinct = list(dict.fromkeys(v for v in notes if v is not None))
+    table = df.copy()
+    if len(distinct) <= 1:
+        return table.drop(columns=column), (distinct[0] if distinct else "")
+    if len(distinct) > 26:
+        raise ValueError(f"{column}: {len(distinct)} different notes, more than letters a-z")
+    letters = {note: chr(ord("a") + i) for i, note in enumerate(distinct)}
+    table[column] = ["" if v is None else letters[v] for v in notes]
+    return table, "; ".join(f"{letters[v]}: {v}" for v in distinct)

@@ -190,7 +190,9 @@ def test_label_mapping_is_printed_and_saved(tmp_path, capsys):
     assert cli.main(["evaluate", str(path), "--bins", "5", "--no-utility",
                      "--no-significance", "--out", str(out), "--classes", "ant,moth,zebra"]) == 0
     printed = capsys.readouterr().out
-    header = printed.splitlines()[1]
+    lines = printed.splitlines()
+    source = next(i for i, line in enumerate(lines) if line.endswith(": n = 60, k = 3"))
+    header = lines[source + 1]                  # under the source line (the verdict is first)
     assert header == "labels -> classes: 'ant' -> 0, 'moth' -> 1, 'zebra' -> 2"
     data = json.loads((out / "report.json").read_text())
     assert data["label_mapping"] == {"ant": 0, "moth": 1, "zebra": 2}

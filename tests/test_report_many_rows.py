@@ -4,7 +4,7 @@
   p-value adjusted for the number of rows (Holm; for the smallest, ``R p`` capped at 1).  A
   calibrated model's report of ~20 rows has some row below 0.05 about 40% of the time; the
   adjusted value is a valid p-value for the report.
-* A Monte Carlo p-value at its floor ``1 / (draws + 1)`` is printed as ``<=0.005m``.
+* A Monte Carlo p-value at its floor ``1 / (draws + 1)`` is printed as ``< 0.005 (MC)``.
 * A utility-calibration class prints a direction (too optimistic / pessimistic) only when its
   UC is above a noise level a calibrated model's UC exceeds with probability at most 5%;
   otherwise "within noise".
@@ -58,7 +58,7 @@ def test_adjusted_p_value_of_a_calibrated_report(calibrated_report):
     assert summary["adjusted_min_p_value"] == min(1.0, len(rows) * smallest)
     assert summary["adjusted_min_p_value"] >= smallest
     assert summary["adjusted_min_p_value"] > 0.05          # no evidence, as it should be
-    header = calibrated_report.format_table().splitlines()[:6]
+    header = calibrated_report.format_table().split("\n\nmeasure")[0].splitlines()
     line = next(x for x in header if x.startswith("any miscalibration beyond chance"))
     assert f"of the {len(rows)} rows' p-values" in line
 
@@ -66,9 +66,9 @@ def test_adjusted_p_value_of_a_calibrated_report(calibrated_report):
 def test_adjusted_p_value_of_a_miscalibrated_report_is_tiny(overconfident_report):
     summary = p_value_summary(overconfident_report.rows)
     assert summary["adjusted_min_p_value"] < 1e-3
-    shown = ("<0.0001" if summary["adjusted_min_p_value"] < 1e-4
-             else f"{summary['adjusted_min_p_value']:.4f}")
-    assert f"Holm-adjusted p = {shown} " in overconfident_report.format_table()
+    shown = ("< 0.0001" if summary["adjusted_min_p_value"] < 1e-4
+             else f"= {summary['adjusted_min_p_value']:.4f}")
+    assert f"Holm-adjusted p {shown} " in overconfident_report.format_table()
     json.loads(overconfident_report.to_json())              # strict JSON, numbers as numbers
 
 
@@ -102,7 +102,8 @@ def test_monte_carlo_floor_is_printed_as_a_bound(overconfident_report):
              and r["p_value"] == pytest.approx(1 / (r["p_value_draws"] + 1))]
     assert floor, "the overconfident model should reach the Monte Carlo floor"
     text = overconfident_report.format_table()
-    assert "<=0.005m" in text and "0.0050m" not in text
+    assert "< 0.005 (MC)" in text
+    assert "0.0050m" not in text and "<=0.005" not in text and "0.005m" not in text
     data = overconfident_report.to_dict()["measures"]
     assert all(isinstance(r.get("p_value"), float) for r in data
                if r["measure"] != "SmoothECE")                       # machine-readable
