@@ -157,3 +157,46 @@ def test_every_registered_claim_belongs_to_one_of_the_four_papers():
 def test_comparison_text_is_what_follows_the_quantity():
     claim = _claim(comparison="le", tolerance=4.0)
     assert claim_sentence(Result(claim, 1.0, 0.0, "smoke")) == "Q = " + comparison_text(claim, 1.0)
+
+
+# --------------------------------------------------------------------------- chapter cells
+
+import ast  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+CELL = re.compile(r"```\{code-cell\}[^\n]*\n(.*?)```\n", re.S)
+CHAPTERS = sorted(p for p in (ROOT / "book").rglob("*.md")
+                  if "_build" not in p.parts and "appendix" not in p.parts)
+
+
+def _claim_only(code: str) -> bool:
+    """A cell that does nothing but assert and show claims (literal ids, a size variable)."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return False
+    if len(tree.body) != 1 or not isinstance(tree.body[0], ast.Expr):
+        return False
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
+    return bool(calls) and all(ast.unparse(c.func) in ("claims.assert_claim", "claims.assert_claims",
+                                                       "show", "claims.show") for c in calls)
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=[str(p.relative_to(ROOT)) for p in CHAPTERS])
+def test_claim_cells_are_hidden_and_never_consecutive(path):
+    """A claim shows as its line, not under a code block, and a run of claims is one cell."""
+    text = path.read_text()
+    previous_end, previous_claim = None, False
+    for m in CELL.finditer(text):
+        lines = m.group(1).split("\n")
+        options = [line for line in lines if line.startswith(":")]
+        code = "\n".join(line for line in lines if not line.startswith(":"))
+        claim = _claim_only(code)
+        if claim:
+            assert any("hide-input" in o or "remove-input" in o for o in options), (
+                f"{path.name}: claim cell not hidden: {code.strip()}")
+            assert not (previous_claim and not text[previous_end:m.start()].strip()), (
+                f"{path.name}: consecutive claim cells; assert them in one call "
+                f"(claims.assert_claims(...)): {code.strip()}")
+        previous_end, previous_claim = m.end(), claim
