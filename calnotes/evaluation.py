@@ -1817,18 +1817,29 @@ def _smooth_ece_rows(y, P, conf, correct) -> list:
 def _sharpness_figure(y, P, title):
     """004's calibration-sharpness diagram (Brier pair, Gaussian kernel, the library's default
     bandwidth 0.1 n^(-1/5) rather than the paper's fixed 0.05, which is not consistent), on all
-    the predictions (the binned kernel sums need no subsampling, unlike the paper's App. D)."""
+    the predictions (the binned kernel sums need no subsampling, unlike the paper's App. D).
+    Unlike App. D's figures, curve and band are drawn only between the smallest and largest
+    top-label confidence (at least 1/k) and where the kernel reaches at least
+    ``calnotes.plotting.MIN_KERNEL_SAMPLES`` (10) confidences, the band is clipped to [0, 1],
+    and ``d_CAL`` and ``d_TOT`` are on their own scale (``d_TOT`` is the table's Brier (all
+    classes))."""
     from matplotlib.figure import Figure
 
-    from .plotting import calibration_sharpness_diagram
+    from .plotting import MIN_KERNEL_SAMPLES, calibration_sharpness_diagram
     from .sharpness import calibration_sharpness
 
     from .plotting import legend_below
 
     result = calibration_sharpness(y, P, "brier")
+    conf = P.max(axis=1)
     fig = Figure(figsize=(4.8, 4.8), layout="constrained")
+    # drawn only over the observed confidences (>= 1/k) where the kernel reaches at least
+    # MIN_KERNEL_SAMPLES of them; the band clipped to the unit square; d_CAL and d_TOT on
+    # their own scale (d_TOT is the report's Brier (all classes))
     calibration_sharpness_diagram(result, ax=fig.subplots(),
-                                  title=Path(title).name if title else None)
+                                  title=Path(title).name if title else None,
+                                  support=(float(conf.min()), float(conf.max())),
+                                  min_samples=MIN_KERNEL_SAMPLES, clip=True, scale=1)
     legend_below(fig, ncols=2)                        # off the data
     return fig
 
@@ -1844,14 +1855,25 @@ def _reliability_figure(y, P, m, title):
     axes = fig.subplots(2, 2).ravel()
     reliability_panels(y, P, m, ax=axes[:panels])     # one legend, below the panels
     conf, _, correct = confidence_scores(y, P)
-    corp_diagram(correct, conf, ax=axes[panels])      # CORP: isotonic, ties pooled, MCB/DSC/UNC
+    # CORP: isotonic, ties pooled; its Brier score is the top-label one (binary, on the
+    # confidence), not the report's multi-class "Brier (all classes)": named so, and its
+    # MCB / DSC / UNC explained where they are shown
+    corp_diagram(correct, conf, ax=axes[panels], score_name="top-label Brier", explain=True)
     axes[panels].set_title("confidence, CORP (isotonic)", fontsize=10)
+    handles, labels = axes[panels].get_legend_handles_labels()
+    axes[panels].get_legend().remove()                # its explanation would cover the curve
     if panels == 2:                                   # the free cell holds CORP's legend
         from .plotting import legend_in_axes
 
-        handles, labels = axes[2].get_legend_handles_labels()
-        axes[2].get_legend().remove()
         legend_in_axes(axes[3], handles, labels, fontsize=9)
+    else:                                             # k = 2: with the panels' legend, below
+        from .plotting import legend_below
+
+        below = fig.legends[0]
+        handles = list(below.legend_handles) + handles
+        labels = [t.get_text() for t in below.get_texts()] + labels
+        below.remove()
+        legend_below(fig, axes[:panels], handles=handles, labels=labels, ncols=3, fontsize=9)
     fig.suptitle(Path(title).name if title else "", fontsize=10)
     return fig
 

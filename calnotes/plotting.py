@@ -32,7 +32,9 @@ from .reliability import consistency_bands, corp
 
 __all__ = ["reliability_diagram", "reliability_panels", "calibration_sharpness_diagram",
            "corp_diagram", "classwise_reliability", "use_book_style", "new_figure",
-           "legend_below", "legend_in_axes", "label", "min_font_px", "displayed_font_px",
+           "MIN_KERNEL_SAMPLES", "SPARSE_BIN_COUNT",
+           "legend_below", "legend_above", "legend_in_axes", "share_labels", "label",
+           "min_font_px", "displayed_font_px",
            "save_figure",
            "PALETTE", "LINESTYLES", "MARKERS", "COLUMN_WIDTH_IN", "DISPLAY_WIDTH_PX",
            "MIN_FONT_PX", "PNG_MIN_FONT_KEY"]
@@ -76,6 +78,12 @@ _RELIABILITY_GID = "calnotes-reliability-curve"
 #: Level of the consistency bands drawn by :func:`reliability_diagram`.
 BAND_LEVEL = 0.9
 _BAND_STYLE = {"alpha": 0.3, "linewidth": 6}
+#: A bin with fewer predictions than this gets a thin, light consistency band in
+#: :func:`reliability_diagram`: its band spans most of [0, 1] and would otherwise be the
+#: most prominent mark of the panel (the same 10 rows a bin needs on average for the
+#: report's bootstrap interval, ``calnotes._evalrows.MIN_ROWS_PER_BIN``).
+SPARSE_BIN_COUNT = 10
+_SPARSE_BAND = {"alpha": 0.2, "linewidth": 1.0}
 
 
 def _cue(i):
@@ -290,6 +298,113 @@ def legend_below(fig, axes=None, *, ncols=None, handles=None, labels=None, **kwa
     return fig.legend(handles, labels, loc="outside lower center", ncols=ncols, **kwargs)
 
 
+def legend_above(fig, axes=None, *, ncols=None, handles=None, labels=None, **kwargs):
+    """One legend for the whole figure, above its panels: for tall grids, read before the data.
+
+    As :func:`legend_below`, with ``fig.legend(..., loc="outside upper center")``: in a grid
+    taller than a screen a legend at the bottom is read last, or not at all.
+
+    Examples
+    --------
+    >>> import matplotlib, matplotlib.pyplot as plt
+    >>> with matplotlib.rc_context():        # new_figure applies the book style
+    ...     fig, axes = new_figure(2, 1)
+    >>> for a in axes:
+    ...     _ = a.plot([0, 1], [0, 1], label="diagonal")
+    >>> legend = legend_above(fig)
+    >>> fig.canvas.draw()
+    >>> [t.get_text() for t in legend.get_texts()]
+    ['diagonal']
+    >>> legend.get_window_extent().y0 >= axes[0].get_window_extent().y1   # above the panels
+    True
+    >>> plt.close(fig)
+    """
+    axes = list(fig.axes if axes is None else np.ravel(axes))
+    if handles is None:
+        handles, labels = _unique_handles(axes)
+    elif labels is None:
+        labels = [h.get_label() for h in handles]
+    for ax in axes:
+        if ax.get_legend() is not None:
+            ax.get_legend().remove()
+    if ncols is None:
+        ncols = min(3, max(1, len(handles)))
+    return fig.legend(handles, labels, loc="outside upper center", ncols=ncols, **kwargs)
+
+
+def _twins(ax):
+    """The Axes drawn over ``ax`` with their own y-axis (``ax.twinx()``: a density, a share)."""
+    return [other for other in ax.figure.axes if other is not ax
+            and other in ax.get_shared_x_axes().get_siblings(ax)
+            and np.allclose(other.get_position().bounds, ax.get_position().bounds)]
+
+
+def share_labels(axes, *, xlabel=None, ylabel=None, right_ylabel=None):
+    """Axis labels once per grid of panels instead of on every panel.
+
+    Keeps the y-label of the first visible panel of each row, the x-label of the last visible
+    panel of each column and the right-hand label (of a twin y-axis, e.g. the density of a
+    :func:`calibration_sharpness_diagram`) of the last visible panel of each row; the labels
+    of the other panels are removed, which gives each panel back the width they took.  Labels
+    given here replace the kept ones.
+
+    Parameters
+    ----------
+    axes : 2-d array of Axes
+        The grid (as returned by :func:`new_figure` with ``nrows, ncols > 1``; a 1-d array is
+        one row).  Hidden panels (a free cell holding the legend) are skipped.
+    xlabel, ylabel, right_ylabel : str, optional
+        The shared labels; default: the kept panels' own.
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> import matplotlib, matplotlib.pyplot as plt
+    >>> with matplotlib.rc_context():        # new_figure applies the book style
+    ...     fig, axes = new_figure(2, 2)
+    >>> for a in axes.ravel():
+    ...     _ = a.set(xlabel="confidence", ylabel="accuracy")
+    >>> share_labels(axes)
+    >>> [[a.get_ylabel() for a in row] for row in axes]
+    [['accuracy', ''], ['accuracy', '']]
+    >>> [[a.get_xlabel() for a in row] for row in axes]
+    [['', ''], ['confidence', 'confidence']]
+    >>> plt.close(fig)
+    """
+    grid = np.asarray(axes, dtype=object)
+    if grid.ndim == 1:
+        grid = grid[None, :]
+    if grid.ndim != 2:
+        raise ValueError(f"axes: expected a 1-d or 2-d array of Axes, got {grid.ndim} dimensions")
+    visible = np.vectorize(lambda a: a.get_visible() and a.axison, otypes=[bool])(grid)
+    for i, row in enumerate(grid):
+        shown = [j for j in range(row.size) if visible[i, j]]
+        for j in shown:
+            ax = row[j]
+            if j == shown[0]:
+                if ylabel is not None:
+                    ax.set_ylabel(ylabel)
+            else:
+                ax.set_ylabel("")
+            for twin in _twins(ax):
+                if j == shown[-1]:
+                    if right_ylabel is not None:
+                        twin.set_ylabel(right_ylabel)
+                else:
+                    twin.set_ylabel("")
+    for j in range(grid.shape[1]):
+        shown = [i for i in range(grid.shape[0]) if visible[i, j]]
+        for i in shown:
+            if i == shown[-1]:
+                if xlabel is not None:
+                    grid[i, j].set_xlabel(xlabel)
+            else:
+                grid[i, j].set_xlabel("")
+
+
 def _legend_above(ax, ncols=1):
     """The legend of ``ax`` above its panel (constrained layout makes room for it)."""
     return ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.02), borderaxespad=0,
@@ -468,7 +583,8 @@ def _histogram_axes(ax):
 
 
 def reliability_diagram(y_true, y_prob, n_bins: int = 15, *, binning: str = "width",
-                        ax=None, label=None, show_hist: bool = True, bands: bool = True):
+                        ax=None, label=None, show_hist: bool = True, bands: bool = True,
+                        sparse_below: int = SPARSE_BIN_COUNT):
     """Reliability diagram of a binary predictor: mean outcome against mean prediction per bin.
 
     Each non-empty bin is a point at (mean prediction, mean outcome) -- the two averages
@@ -503,6 +619,9 @@ def reliability_diagram(y_true, y_prob, n_bins: int = 15, *, binning: str = "wid
     bands : bool, default True
         Draw the 90% consistency band of each non-empty bin, in the curve's colour (with a
         legend entry when ``label`` is given).
+    sparse_below : int, default :data:`SPARSE_BIN_COUNT` (10)
+        A bin with fewer predictions gets a thin, light band (line width 1, alpha 0.2): with
+        a handful of outcomes its band covers most of ``[0, 1]``; 0 draws every band alike.
 
     Returns
     -------
@@ -562,9 +681,15 @@ def reliability_diagram(y_true, y_prob, n_bins: int = 15, *, binning: str = "wid
         # the first predictor's bands are wide translucent bars, later ones narrow opaque
         # lines: where two bands meet they stay apart instead of mixing into a third colour
         style_kw = _BAND_STYLE if i == 0 else {"alpha": 0.75, "linewidth": 2}
+        from matplotlib.colors import to_rgba
+
+        sparse = band.count[filled] < sparse_below
         ax.vlines(band.mean_prob[filled], band.lower[filled], band.upper[filled],
-                  colors=color, capstyle="butt", zorder=line.get_zorder() - 0.5,
-                  gid=_CONSISTENCY_GID, **style_kw,
+                  colors=[to_rgba(color, _SPARSE_BAND["alpha"] if s else style_kw["alpha"])
+                          for s in sparse],
+                  linewidths=[_SPARSE_BAND["linewidth"] if s else style_kw["linewidth"]
+                              for s in sparse],
+                  capstyle="butt", zorder=line.get_zorder() - 0.5, gid=_CONSISTENCY_GID,
                   label=(f"{label}: {100 * BAND_LEVEL:.0f}% consistency band"
                          if label is not None else "_nolegend_"))
 
@@ -588,7 +713,8 @@ def reliability_diagram(y_true, y_prob, n_bins: int = 15, *, binning: str = "wid
     return ax
 
 
-def reliability_panels(y_true, y_prob, n_bins: int = 15, *, ax=None, title=None):
+def reliability_panels(y_true, y_prob, n_bins: int = 15, *, ax=None, title=None,
+                       sparse_below: int = SPARSE_BIN_COUNT):
     """The reliability diagrams of a ``k``-class model, as in :func:`calnotes.evaluate`'s report.
 
     Panels: the confidence (top-label) problem with equal-width bins, the same with equal-mass
@@ -614,6 +740,9 @@ def reliability_panels(y_true, y_prob, n_bins: int = 15, *, ax=None, title=None)
         One Axes per panel (2, or 3 for a binary model); a new figure when omitted.
     title : str, optional
         Figure title (``suptitle``), only when the figure is made here.
+    sparse_below : int, default :data:`SPARSE_BIN_COUNT` (10)
+        Bins with fewer predictions get a thin, light band (:func:`reliability_diagram`);
+        the legend says so when a panel has one.
 
     Returns
     -------
@@ -658,14 +787,21 @@ def reliability_panels(y_true, y_prob, n_bins: int = 15, *, ax=None, title=None)
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
+    thin = False
     for a, (outcome, prob, binning, what) in zip(axes, panels):
-        reliability_diagram(outcome, prob, n_bins, binning=binning, ax=a)
+        reliability_diagram(outcome, prob, n_bins, binning=binning, ax=a,
+                            sparse_below=sparse_below)
         a.set_title(f"{what}, {n_bins} equal-{binning} bins", fontsize=10)
+        thin |= any(float(w) < _BAND_STYLE["linewidth"] for c in a.collections
+                    if c.get_gid() == _CONSISTENCY_GID for w in c.get_linewidths())
     color = PALETTE[0]
+    band_text = f"{100 * BAND_LEVEL:.0f}% consistency band (if calibrated)"
+    if thin:
+        band_text += f";\nthin: bins of fewer than {sparse_below} predictions"
     handles = [Line2D([], [], color=color, marker=MARKERS[0], markersize=4.5,
                       label="mean outcome per bin"),
                Line2D([], [], color=color, solid_capstyle="butt", **_BAND_STYLE,
-                      label=f"{100 * BAND_LEVEL:.0f}% consistency band (if calibrated)"),
+                      label=band_text),
                Line2D([], [], color=REFERENCE_GREY, linestyle="--", label="perfect calibration"),
                Patch(color=color, alpha=0.2,
                      label="share of predictions per equal-width bin (right axis)")]
@@ -677,7 +813,22 @@ def reliability_panels(y_true, y_prob, n_bins: int = 15, *, ax=None, title=None)
     return axes
 
 
-def calibration_sharpness_diagram(result, ax=None, title=None):
+#: The fewest confidences that the kernel must reach at a point for
+#: :func:`calibration_sharpness_diagram` (with ``min_samples``) to draw the curve there.
+MIN_KERNEL_SAMPLES = 10
+
+
+def _kernel_samples(result) -> np.ndarray:
+    """About how many confidences the kernel smooths over at each grid point: ``n p_hat(t)``
+    times the Gaussian kernel's effective width ``2 sqrt(pi) sigma`` (the effective sample size
+    ``(sum K)^2 / sum K^2`` of the Nadaraya-Watson estimate for locally uniform data; the
+    Epanechnikov kernel's is ``(5/3) sigma``)."""
+    width = (2 * np.sqrt(np.pi) if result.kernel == "gaussian" else 5.0 / 3.0) * result.bandwidth
+    return result.n_samples * np.asarray(result.density) * width
+
+
+def calibration_sharpness_diagram(result, ax=None, title=None, *, support=None,
+                                  min_samples=None, clip=False, scale=100):
     """Calibration-sharpness diagram (004 Sec. 4.2, Figs 1-2, App. D).
 
     Draws, from a ``calnotes.sharpness.CalibrationSharpness``:
@@ -690,7 +841,13 @@ def calibration_sharpness_diagram(result, ax=None, title=None):
     * the kernel density ``p_hat`` of the confidences, filled in grey on a twin axis (right),
       scaled to fill the bottom quarter of the panel;
     * the confidence calibration error ``d_CAL`` (with its subsampling SD when there is one)
-      and the total divergence ``d_TOT``, both x100 as in the paper.
+      and the total divergence ``d_TOT``, both x100 as in the paper (the box says so), or on
+      their own scale with ``scale=1``; for the Brier pair ``d_TOT`` is the mean multi-class
+      Brier score, ``sum_r (p_r - 1[y = r])^2``, and the box says that too.
+
+    By default, as in App. D, the curve and band are drawn over the whole grid; a report on
+    one model's data can restrict them (``support``, ``min_samples``) to where there are
+    confidences to smooth, and keep the panel on the unit square (``clip``).
 
     Parameters
     ----------
@@ -700,13 +857,27 @@ def calibration_sharpness_diagram(result, ax=None, title=None):
         Where to draw; a new figure and Axes when omitted.
     title : str, optional
         Axes title.
+    support : (float, float), optional
+        The range of the observed confidences (for a ``k``-class model the top-label
+        confidence is at least ``1/k``): curve and band are not drawn outside it, where the
+        kernel estimates only extrapolate.
+    min_samples : float, optional
+        Draw curve and band only where the kernel reaches at least this many confidences,
+        ``n p_hat(t) 2 sqrt(pi) sigma`` (Gaussian kernel; :data:`MIN_KERNEL_SAMPLES` is the
+        report's choice, 10): elsewhere the curve is the average of a handful of outcomes.
+    clip : bool, default False
+        Clip the band to ``[0, 1]`` and the y-axis to ``[0, 1.02]`` (accuracy is a
+        probability); by default the band's top is not clipped, as in App. D.
+    scale : {100, 1}, default 100
+        ``d_CAL`` and ``d_TOT`` x100 as in the paper, or as they are.
 
     Returns
     -------
     matplotlib.axes.Axes
         The Axes with the curve and band (the density lives on a twin of it).  The y-axis
-        runs from 0 to the top of the band (at least 1): not aligned across panels, as in
-        004's Fig 1; align with ``ax.set_ylim`` when comparing models (Fig 2).
+        runs from 0 to the top of the band (at least 1; 1.02 with ``clip``): not aligned
+        across panels, as in 004's Fig 1; align with ``ax.set_ylim`` when comparing models
+        (Fig 2).  Where the curve is not drawn, the plotted values are NaN (the grid stays).
 
     Examples
     --------
@@ -733,16 +904,29 @@ def calibration_sharpness_diagram(result, ax=None, title=None):
     if made_here:
         _, ax = plt.subplots(figsize=(4.8, 4.6), layout="constrained")
 
+    if scale not in (1, 100):
+        raise ValueError(f"scale: expected 100 (x100, as in 004) or 1, got {scale!r}")
     t = result.grid
-    lower = np.maximum(result.lower, 0.0)
-    upper = result.upper
+    drawn = np.ones(t.shape, dtype=bool)
+    if support is not None:
+        lo, hi = (float(v) for v in support)
+        drawn &= (t >= lo - 1e-12) & (t <= hi + 1e-12)
+    if min_samples is not None:
+        drawn &= _kernel_samples(result) >= float(min_samples)
+    curve = np.where(drawn, result.curve, np.nan)
+    lower = np.where(drawn, np.maximum(result.lower, 0.0), np.nan)
+    upper = np.where(drawn, result.upper, np.nan)
+    if clip:
+        upper = np.minimum(upper, 1.0)
+        curve = np.clip(curve, 0.0, 1.0)
     ax.plot([0, 1], [0, 1], linestyle="--", color=REFERENCE_GREY, linewidth=1,
             gid=_DIAGONAL_GID, label="perfect calibration")
     # Okabe-Ito vermillion band (translucent) around a blue curve: apart for colour-blind eyes
     ax.fill_between(t, lower, upper, where=np.isfinite(upper) & np.isfinite(lower),
                     color=PALETTE[3], alpha=0.25, linewidth=0, gid=_BAND_GID,
-                    label=r"sharpness gap $\hat p\,\rho$")
-    ax.plot(t, result.curve, color=PALETTE[0], linewidth=1.8, gid=_CURVE_GID,
+                    label=r"sharpness gap $\hat p\,\rho$"
+                          + (" (clipped to [0, 1])" if clip else ""))
+    ax.plot(t, curve, color=PALETTE[0], linewidth=1.8, gid=_CURVE_GID,
             label="calibration curve")
 
     twin = ax.twinx()
@@ -759,18 +943,22 @@ def calibration_sharpness_diagram(result, ax=None, title=None):
     ax.patch.set_visible(False)
 
     sd = result.calibration_sd
-    cal = f"{100 * result.calibration:.2f}"
+    digits = 2 if scale == 100 else 4
+    cal = f"{scale * result.calibration:.{digits}f}"
     if np.isfinite(sd):
-        cal += rf" $\pm$ {100 * sd:.2f}"
-    ax.text(0.03, 0.97, rf"$d_{{\phi,\mathrm{{CAL}}}}$ = {cal}" "\n"
-            rf"$d_{{\phi,\mathrm{{TOT}}}}$ = {100 * result.total:.2f}",
+        cal += rf" $\pm$ {scale * sd:.{digits}f}"
+    times = r" $\times$100" if scale == 100 else ""
+    brier = " = Brier (all classes)" if result.pair == "brier" and scale == 1 else ""
+    ax.text(0.03, 0.97, rf"$d_{{\phi,\mathrm{{CAL}}}}${times} = {cal}" "\n"
+            rf"$d_{{\phi,\mathrm{{TOT}}}}${times} = {scale * result.total:.{digits}f}{brier}",
             transform=ax.transAxes, va="top", ha="left", fontsize=9,
             bbox={"boxstyle": "round,pad=0.3", "facecolor": "white", "edgecolor": "0.8",
                   "alpha": 0.92})
 
     finite = upper[np.isfinite(upper)]
     ax.set_xlim(0, 1)
-    ax.set_ylim(0, max(1.0, float(finite.max()) if finite.size else 1.0) * 1.02)
+    ax.set_ylim(0, 1.02 if clip else
+                max(1.0, float(finite.max()) if finite.size else 1.0) * 1.02)
     ax.set_xlabel("confidence $h(x)$")
     ax.set_ylabel("accuracy given confidence")
     if made_here:
@@ -786,7 +974,8 @@ _DECOMPOSITION_NAMES = {"brier": "Brier score", "log": "log score"}
 
 
 def corp_diagram(y_true, y_prob, *, ax=None, label=None, show_hist: bool = True,
-                 decomposition: str | None = "brier"):
+                 decomposition: str | None = "brier", score_name: str | None = None,
+                 explain: bool = False):
     """CORP reliability diagram (Dimitriadis, Gneiting & Jordan 2021): the PAV-recalibrated curve.
 
     The curve is :func:`calnotes.reliability.corp`'s isotonic regression of the outcomes on
@@ -814,6 +1003,13 @@ def corp_diagram(y_true, y_prob, *, ax=None, label=None, show_hist: bool = True,
         predictions from 0 to 1.
     decomposition : {"brier", "log"} or None, default "brier"
         Score whose decomposition is written in the legend; ``None`` for the name only.
+    score_name : str, optional
+        The score's name in the legend (default "Brier score" or "log score"); e.g.
+        "top-label Brier" when ``y_prob`` is a multi-class model's confidence, whose binary
+        Brier score is not the multi-class one.
+    explain : bool, default False
+        Write the decomposition as ``score = MCB - DSC + UNC`` and say what the three terms
+        are (miscalibration, discrimination, uncertainty), for a reader who meets them here.
 
     Returns
     -------
@@ -857,8 +1053,14 @@ def corp_diagram(y_true, y_prob, *, ax=None, label=None, show_hist: bool = True,
     text = label if label is not None else "CORP"
     if decomposition is not None:
         d = result.decomposition(decomposition)
-        text += (f"\n{_DECOMPOSITION_NAMES[decomposition]} {d.score:.4f}"
-                 f"\nMCB {d.mcb:.4f}  DSC {d.dsc:.4f}\nUNC {d.unc:.4f}")  # narrow: fits a panel
+        name = score_name if score_name is not None else _DECOMPOSITION_NAMES[decomposition]
+        if explain:                                  # narrow lines: fits a panel
+            text += (f"\n{name} {d.score:.4f}\n= MCB {d.mcb:.4f} \u2212 DSC {d.dsc:.4f}"
+                     f"\n+ UNC {d.unc:.4f}\nMCB: miscalibration,\nDSC: discrimination,"
+                     "\nUNC: uncertainty")
+        else:
+            text += (f"\n{name} {d.score:.4f}"
+                     f"\nMCB {d.mcb:.4f}  DSC {d.dsc:.4f}\nUNC {d.unc:.4f}")
     (line,) = ax.step(result.x, result.fitted, where="post", linewidth=1.6, gid=_CORP_GID,
                       color=color, linestyle=style, label=text)
 
