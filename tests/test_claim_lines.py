@@ -85,9 +85,12 @@ def _claim(**kw):
     (dict(comparison="le"), 2.0, "Q = 2 > 0"),
     (dict(comparison="ge", reference=0.5, tolerance=1e-12), 0.75,
      "Q = 0.75 ≥ 0.5 (to within rounding, 1e-12)"),
-    (dict(comparison="ge", reference=1e-12), 0.048561, "Q = 0.0486 > 0 (beyond rounding: ≥ 1e-12)"),
-    (dict(comparison="le", reference=-1e-12), -0.0119, "Q = −0.0119 < 0 (beyond rounding: ≤ −1e-12)"),
-    (dict(comparison="abs", tolerance=1e-12), 4e-16, "Q = 4e-16 ≈ 0 (to within rounding, 1e-12)"),
+    (dict(comparison="ge", reference=1e-12), 0.048561,
+     "Q = 0.0486 > 0 (beyond rounding: ≥ 1e-12)"),
+    (dict(comparison="le", reference=-1e-12), -0.0119,
+     "Q = −0.0119 < 0 (beyond rounding: ≤ −1e-12)"),
+    (dict(comparison="abs", tolerance=1e-12), 4e-16,
+     "Q = 4e-16 ≈ 0 (to within rounding, 1e-12)"),
     (dict(comparison="abs"), 0.0, "Q = 0 exactly"),
     (dict(comparison="abs"), 3.0, "Q = 3 ≠ 0"),
     (dict(comparison="abs", reference=-0.5, tolerance=0.01), -0.497,
@@ -179,8 +182,8 @@ def _claim_only(code: str) -> bool:
     if len(tree.body) != 1 or not isinstance(tree.body[0], ast.Expr):
         return False
     calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
-    return bool(calls) and all(ast.unparse(c.func) in ("claims.assert_claim", "claims.assert_claims",
-                                                       "show", "claims.show") for c in calls)
+    allowed = ("claims.assert_claim", "claims.assert_claims", "show", "claims.show")
+    return bool(calls) and all(ast.unparse(c.func) in allowed for c in calls)
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=[str(p.relative_to(ROOT)) for p in CHAPTERS])

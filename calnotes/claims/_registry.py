@@ -511,7 +511,8 @@ def comparison_text(claim: "Claim", measured: float) -> str:
         # a bound of +-1e-12 at tolerance 0: "strictly beyond rounding", not a constant
         strict = "<" if le else ">"
         if holds:
-            return f"{_num(measured)} {strict} 0 (beyond rounding: {'≤' if le else '≥'} {_num(r)})"
+            bound = "≤" if le else "≥"
+            return f"{_num(measured)} {strict} 0 (beyond rounding: {bound} {_num(r)})"
         return f"{_num(measured)} {'≥' if le else '≤'} 0 (not beyond rounding, {_num(abs(r))})"
     bound = r + t if le else r - t
     symbol = ("≤" if holds else ">") if le else ("≥" if holds else "<")
