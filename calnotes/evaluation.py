@@ -640,7 +640,8 @@ def _distance_text(row) -> str:
     """``top-label ECE (m = 15) 0.165 = 7.2x its calibrated reference 0.0230``."""
     if row is None:
         return ""
-    what = "class-wise" if row["aggregation"] == "classwise" else "top-label"
+    what = {"classwise": "class-wise", "binary": "P(y = 1)"}.get(row["aggregation"],
+                                                                  "top-label")
     text = f"{what} ECE (m = {row['n_bins']}) {_num(row['value'])}"
     ref = row.get("calibrated_reference")
     if ref is None:
@@ -738,10 +739,12 @@ def verdict_lines(report) -> list:
     shown = "< 0.0001" if adjusted < 1e-4 else f"= {_num(adjusted, 2)}"
     holm = _holm(report.rows)
     carried = [r for r in report.rows if r.get("p_value") is not None]
-    top_rows = [r for r in carried if r["aggregation"] != "classwise"]
-    cw_rows = [r for r in carried if r["aggregation"] == "classwise"]
-    top_sig = any(holm[id(r)] < VERDICT_ALPHA for r in top_rows)
-    cw_sig = any(holm[id(r)] < VERDICT_ALPHA for r in cw_rows)
+    def significant(aggregation):
+        return any(holm[id(r)] < VERDICT_ALPHA for r in carried
+                   if r["aggregation"] == aggregation)
+
+    # the binary rows (k = 2, P(y = 1) against y) are a one-vs-rest measure: class-wise
+    top_sig, bin_sig, cw_sig = (significant(a) for a in ("confidence", _BINARY, "classwise"))
     uc = {c["class"]: c for c in (report.utility or {}).get("classes", [])}
     tce = uc.get("U_TCE")
     tce_beyond = bool(tce and tce.get("beyond_noise"))
@@ -750,7 +753,9 @@ def verdict_lines(report) -> list:
     cw_head = _headline_row(report.rows, "classwise")
     if adjusted < VERDICT_ALPHA:
         top_flag = top_sig or tce_beyond
-        cw_flag = cw_sig or bool(culprits)
+        cw_flag = cw_sig or bin_sig or bool(culprits)
+        if bin_sig and not cw_sig:
+            cw_head = _headline_row(report.rows, _BINARY) or cw_head
         if cw_flag and not top_flag:
             far = _distance_text(cw_head) or far
         first = (f"verdict: miscalibrated beyond chance (Holm-adjusted p {shown} over {R}"
@@ -766,13 +771,10 @@ def verdict_lines(report) -> list:
                            else f", but {worst} on {where}")
             if culprits and cw_ratio > head_ratio:
                 second += f"; class-wise, most in {', '.join(culprits)}"
-        elif cw_flag:
-            second = (f"class-wise: the top label is within noise ({confidence}), the class"
-                      " probabilities are not" + (f": {', '.join(culprits)}" if culprits
-                                                  else ""))
-        else:       # k = 2: the P(y = 1) rows
-            second = (f"in P(y = 1) (the binary rows; reliability.png's P(y = 1) panel);"
-                      f" {confidence}")
+        else:
+            what = "P(y = 1)" if bin_sig and not cw_sig else "the class probabilities"
+            second = (f"class-wise: the top label is within noise ({confidence}), {what}"
+                      " not" + (f": {', '.join(culprits)}" if culprits else ""))
         fix = "temperature scaling fitted on held-out data (calnotes.recalibrate." \
               "TemperatureScaling) is the usual first fix"
         if not top_flag and cw_flag:

@@ -204,3 +204,16 @@ def test_report_table_prints_floors_as_bounds(overconfident):
     assert "calibrated reference" not in details.split("<thead>")[1]
     with pytest.raises(ValueError, match="^part:"):
         report_table(overconfident, part="everything")
+
+
+def test_verdict_of_a_binary_model_biased_in_p1_points_at_p1_not_the_top_label():
+    """P(y = 1) raised by 0.08 everywhere: the top label barely moves, the binary rows do."""
+    rng = np.random.default_rng(3)
+    p = rng.uniform(size=3000)
+    y = (rng.uniform(size=3000) < p).astype(int)
+    report = cn.evaluate(np.clip(p + 0.08, 0, 1), labels=y, smooth_ece=False, utility=False)
+    first, second, third = report.verdict.splitlines()
+    assert first.startswith("verdict: miscalibrated beyond chance")
+    assert "P(y = 1) ECE (m = 15)" in first
+    assert second.startswith("class-wise: the top label is within noise") and "P(y = 1)" in second
+    assert "overconfident" not in report.verdict and "VectorScaling" in third
