@@ -43,7 +43,17 @@ def test_evaluate_chapter_on_a_user_file(digits, tmp_path):
                                tmp_path / "run")
     text = _outputs(out)
     assert "mine.npz: n = 447, k = 10" in text
-    assert "report.json" in text and "refused" in text
+    assert "report.json" in text
+    # the user's report: its verdict first, the user's file named, no demo prose and none of
+    # the method's own checks (section 7 runs in the book and with -p validate True)
+    assert text.index("verdict: ") < text.index("mine.npz: n = 447")
+    nb = json.loads(out.read_text())
+    shown = "".join("".join(o["data"]["text/markdown"]) for c in nb["cells"]
+                    for o in c.get("outputs", []) if "text/markdown" in o.get("data", {}))
+    assert "your file" in shown and "For the demo" not in shown
+    assert "skipped: validate is False" in text
+    assert "refused" not in text and "coverage >=" not in text
+    assert "p-values of the calibrated redraw" not in text
 
 
 def test_recalibration_chapter_on_a_user_file(digits, tmp_path):
