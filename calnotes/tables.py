@@ -118,7 +118,7 @@ def format_number(value, digits: int = 4) -> str:
 
 
 def styled_table(df, *, caption=None, digits: int = 4, names=None, formats=None,
-                 index: bool = True, align_right=()):
+                 index: bool = True, align_right=(), compact: bool = False):
     """``df`` as a table for reading: a pandas ``Styler`` (shown as HTML by Jupyter and the book).
 
     Parameters
@@ -139,6 +139,10 @@ def styled_table(df, *, caption=None, digits: int = 4, names=None, formats=None,
         Show the index (row labels).
     align_right : sequence, default ()
         Columns of text to align on the right like the numbers (p-values, intervals).
+    compact : bool, default False
+        For a table that must fit the book's text column (about 680 px): one header row (the
+        name of a plain index goes in the corner above the row labels, not in a header row of
+        its own), narrower cell padding, and long row labels may wrap.
 
     Returns
     -------
@@ -152,6 +156,11 @@ def styled_table(df, *, caption=None, digits: int = 4, names=None, formats=None,
     >>> html = styled_table(table, caption="Two predictors").to_html()
     >>> "\\\\(f_2\\\\)" in html, "—" in html, "nan" in html.lower(), "text-align: right" in html
     (True, True, False, True)
+    >>> html.count("<tr>", 0, html.index("<tbody>"))          # a row for the index's name
+    2
+    >>> html = styled_table(table, compact=True).to_html()
+    >>> html.count("<tr>", 0, html.index("<tbody>"))          # compact: one header row
+    1
     """
     import pandas as pd
 
@@ -178,6 +187,11 @@ def styled_table(df, *, caption=None, digits: int = 4, names=None, formats=None,
     if isinstance(shown.columns, pd.MultiIndex):
         shown.columns.names = [math_name(v, names) for v in shown.columns.names]
     renamed = dict(zip(df.columns, shown.columns))
+    corner = (compact and shown.index.name is not None and shown.columns.name is None
+              and not isinstance(shown.index, pd.MultiIndex)
+              and not isinstance(shown.columns, pd.MultiIndex))
+    if corner:                  # the index's name in the header row's corner cell
+        shown.columns.name, shown.index.name = shown.index.name, None
 
     def number(value):
         return format_number(value, digits)
@@ -222,6 +236,15 @@ def styled_table(df, *, caption=None, digits: int = 4, names=None, formats=None,
         {"selector": "caption", "props": [("caption-side", "top"), ("text-align", "left"),
                                           ("font-weight", "normal")]},
     ])
+    if compact:
+        styler = styler.set_table_styles([
+            {"selector": "th", "props": [("padding", "0.2em 0.35em")]},
+            {"selector": "td", "props": [("padding", "0.2em 0.35em")]},
+            {"selector": "th.index_name", "props": [("text-align", "left")]},
+            # long row labels may wrap (at least 8em wide) rather than widen the table
+            {"selector": "th.row_heading", "props": [("white-space", "normal"),
+                                                     ("min-width", "8em")]},
+        ], overwrite=False)
     styler = styler.set_table_attributes('class="calnotes-table mathjax_process"')
     if caption:
         styler = styler.set_caption(caption)
