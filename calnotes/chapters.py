@@ -15,8 +15,8 @@ Parameter values
     tuple default a tuple of the same length.  A ``None`` default takes ``None`` or what its
     name and comment declare (:func:`declared_kind`): a file name (``predictions``), a list
     of them (a comment saying "a list of"), a folder name (``report_dir``), a count
-    (``subsample``), a positive number (``bandwidth``) or a choice (``kind``).  A long value
-    is shortened in the messages.
+    (``subsample``), a positive number (``bandwidth``), a choice (``kind``) or a switch
+    (``validate``: ``True``/``False``).  A long value is shortened in the messages.
 Ranges
     are checked next, from the parameter's name (:func:`check_range`): ``size`` and
     ``claim_size`` are ``"smoke"`` or ``"full"``, ``dataset`` names a shipped data set,
@@ -300,8 +300,9 @@ def declared_kind(name: str, comment: str = ""):
     ``"folder"`` (one folder name: ``*_dir``), ``"file"`` (one file name: the other path
     parameters, :func:`is_path_parameter`), ``"files"`` (a list of file names: a path
     parameter whose comment says "a list of"), ``str`` (a choice: ``kind``), ``float`` (a
-    positive scale: ``bandwidth``), ``int`` (a count: ``subsample``), or ``None`` (no rule:
-    any value).  ``None`` itself is always accepted for such a parameter.
+    positive scale: ``bandwidth``), ``int`` (a count: ``subsample``), ``bool`` (a switch:
+    ``validate``), or ``None`` (no rule: any value).  ``None`` itself is always accepted for
+    such a parameter.
 
     Examples
     --------
@@ -318,6 +319,8 @@ def declared_kind(name: str, comment: str = ""):
         return "files" if re.search(r"\blist of\b", comment) else "file"
     if name in _CHOICES:
         return str
+    if name in _SWITCHES:
+        return bool
     if name in _POSITIVE_SCALES:
         return float
     if _is_count(name):
@@ -422,6 +425,8 @@ def check_parameter(name: str, value, default, comment: str = ""):
 _CHOICES = {"size": ("smoke", "full"), "claim_size": ("smoke", "full"),
             "coverage_size": ("smoke", "full"),
             "dataset": ("mnist5k", "digits"), "kind": ("logits", "probs")}
+#: switches whose default None means "the chapter decides" (``validate``: True or False)
+_SWITCHES = ("validate",)
 _CLASS_COUNTS = ("k", "n_classes", "k_classes", "k_max", "sim_classes")
 _UNIT_INTERVAL = ("q_demo", "eps", "eps1", "eps2", "eps3")
 _POSITIVE_SCALES = ("bandwidth", "overconfidence", "saturation", "sim_temperature", "scale")
@@ -797,9 +802,10 @@ def _check_out_dir(out_dir: Path) -> None:
         raise PermissionError(f"--out: cannot write in {folder} (permission denied)")
 
 
-#: seconds a kernel gets to end after a shutdown request before it is interrupted: an idle
-#: kernel ends well within them even on a loaded machine (with 1 s, one that took longer to
-#: exit on a busy machine was interrupted and printed "KeyboardInterrupt caught in kernel")
+#: seconds a kernel gets to end after a shutdown request before jupyter_client's own wait
+#: (then SIGTERM, then SIGKILL) begins; it is never interrupted (SIGINT) at shutdown unless a
+#: run is stopped in a cell: with an interrupt after 1 s, an idle kernel slow to exit on a
+#: loaded machine was sent SIGINT
 _QUIET_SHUTDOWN_S = 5.0
 #: seconds between interrupting a running cell and the shutdown request (Ctrl-C, SIGTERM)
 _INTERRUPT_SETTLE_S = 0.5
@@ -842,8 +848,9 @@ def _kernel_manager_class(folder: str | os.PathLike | None = None):
     :func:`run_chapter` when Ctrl-C or SIGTERM stops a run in a cell): after its last cell
     the kernel ends on the shutdown request alone, and an interrupt arriving while it
     finishes a reply printed "KeyboardInterrupt caught in kernel" after a run that went
-    well.  A kernel still running :data:`_QUIET_SHUTDOWN_S` seconds after the request is
-    interrupted then.
+    well.  A kernel still there :data:`_QUIET_SHUTDOWN_S` seconds after the request is not
+    interrupted either (on a loaded machine an idle kernel can take that long to exit): it
+    is left to jupyter_client, which terminates it (SIGTERM, then SIGKILL) silently.
 
     Examples
     --------
@@ -858,7 +865,7 @@ def _kernel_manager_class(folder: str | os.PathLike | None = None):
     import shutil
     import weakref
 
-    from jupyter_client.manager import AsyncKernelManager, KernelManager
+    from jupyter_client.manager import AsyncKernelManager
 
     class IPCKernelManager(AsyncKernelManager):
         interrupt_at_shutdown = False
@@ -894,8 +901,8 @@ def _kernel_manager_class(folder: str | os.PathLike | None = None):
                 try:
                     await asyncio.wait_for(self._async_wait(pollinterval=pollinterval),
                                            timeout=_QUIET_SHUTDOWN_S)
-                except asyncio.TimeoutError:         # still running a cell: interrupt it
-                    await KernelManager._async_interrupt_kernel(self)
+                except asyncio.TimeoutError:         # slow to exit: SIGTERM, SIGKILL below
+                    pass
             await super()._async_finish_shutdown(waittime=waittime,
                                                  pollinterval=pollinterval, restart=restart)
 
