@@ -196,7 +196,7 @@ def test_figure_pages_are_chapters_of_calnotes_run(tmp_path, capsys):
     printed = capsys.readouterr().out
     nb = nbformat.read(out / "rankings_vs_bins.ipynb", as_version=4)
     assert nm.leftover_markup(nb) == []
-    assert "figures: 1 PNG files" in printed
+    assert "figures: 1 PNG file in" in printed
     assert (out / "rankings_vs_bins_figures" / "figure-01.png").stat().st_size > 1000
     # the injected parameter reached the run: m = 10 keeps the divisors of 1000 up to 10
     injected = [c for c in nb.cells if "injected-parameters" in c.metadata.get("tags", [])]
