@@ -518,14 +518,16 @@ def check_range(name: str, value, root: str | Path | None = None, *,
                              f"{'s' if len(items) > 1 else ''}, got {shown}")
 
 
-def check_together(values: dict, given=None) -> None:
+def check_together(values: dict, given=None, caps=()) -> None:
     """Raise ``ValueError`` when parameters that depend on each other do not fit together.
 
     ``values`` are the chapter's parameters with the new values in place; ``given`` are the
     names set on this run (default: all), and a rule is checked only where one of its
     parameters was given (a chapter's defaults are its own business).  The rule: a chapter
     with a number of bins and a sample size (``n_bins`` and ``n_samples``, ``m`` and ``n`` or
-    ``n_values``, ``m_thm`` and ``n_thm``) takes at most as many bins as samples; the Table 1
+    ``n_values``, ``m_thm`` and ``n_thm``) takes at most as many bins as samples, unless its
+    number of bins is only a cap (named in ``caps``: its comment reads "largest number of
+    bins", as where a grid of bin counts is cut at it); the Table 1
     pages (``k``, ``m``, ``eps1`` and ``n`` or ``n_values``) take what
     :func:`calnotes.table1.check_table1_params` accepts (``eps1 < 1/2``, ``eps1 + eps2 < 1/2``,
     ``eps3 <= 1/k``), also for the cross-check's ``sim_size = (k, n, m)``.  A message names
@@ -546,7 +548,8 @@ def check_together(values: dict, given=None) -> None:
     """
     given = set(values) if given is None else set(given)
     for bins, samples in _AT_MOST_AS_MANY:
-        if bins not in values or samples not in values or not {bins, samples} & given:
+        if bins not in values or samples not in values or not {bins, samples} & given \
+                or bins in caps:
             continue
         m, n = values[bins], values[samples]
         sizes = list(n) if isinstance(n, (list, tuple)) else [n]
@@ -1137,7 +1140,9 @@ def run_chapter(name: str, parameters: dict, out_dir: str | Path, *, force: bool
     for key, value in parameters.items():
         check_range(key, value, book_root, default=chapter.parameters[key][0])
     check_together({**{key: value for key, (value, _) in chapter.parameters.items()},
-                    **parameters}, given=parameters)
+                    **parameters}, given=parameters,
+                   caps={key for key, (_, comment) in chapter.parameters.items()
+                         if (comment or "").startswith("largest number of bins")})
     out_dir = Path(out_dir)
     refuse_source_folder(out_dir, "--out", root=book_root)
     _check_out_dir(out_dir)

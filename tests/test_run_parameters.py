@@ -141,3 +141,17 @@ def test_every_none_default_declares_what_it_takes():
         for name, (value, comment) in chapter.parameters.items():
             if value is None:
                 assert chapters.declared_kind(name, comment) is not None, (chapter.name, name)
+
+
+def test_a_cap_on_the_number_of_bins_may_exceed_the_samples(no_kernel, tmp_path, capsys,
+                                                             monkeypatch):
+    """rankings_vs_bins' m is only the largest bin count of its grid (divisors of n up to m):
+    m > n is a valid run, so it reaches the kernel (here: papermill's stand-in refuses)."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(AssertionError, match="papermill was called"):
+        cli.main(["--book", str(ROOT), "run", "rankings_vs_bins", "-p", "m", "2000", "--out",
+                  str(tmp_path / "o")])
+    # the same numbers under a chapter whose m is the number of bins are refused
+    with pytest.raises(ValueError, match="2000 bins for 1000 samples"):
+        chapters.check_together({"m": 2000, "n": 1000}, given={"m"})
+    chapters.check_together({"m": 2000, "n": 1000}, given={"m"}, caps={"m"})
