@@ -315,7 +315,7 @@ def legend_above(fig, axes=None, *, ncols=None, handles=None, labels=None, **kwa
     >>> fig.canvas.draw()
     >>> [t.get_text() for t in legend.get_texts()]
     ['diagonal']
-    >>> legend.get_window_extent().y0 >= axes[0].get_window_extent().y1   # above the panels
+    >>> bool(legend.get_window_extent().y0 >= axes[0].get_window_extent().y1)   # above them
     True
     >>> plt.close(fig)
     """
