@@ -72,8 +72,8 @@ def _errata_page_key():
     text = (ROOT / "book" / "appendix" / "errata.md").read_text()
     assert re.search(r"""c\.expect\s*==\s*["']disagrees["']""", text), \
         "the errata page no longer selects the claims registered as disagreeing"
-    assert re.search(r"### `\{c\.id\}`", text), \
-        "the errata page no longer heads each item with its claim id"
+    assert "errata_notes.erratum_entry(r, " in text, \
+        "the errata page no longer renders one entry per disagreeing claim"
     return inventory.errata_items()
 
 

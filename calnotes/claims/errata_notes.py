@@ -46,6 +46,9 @@ from ._registry import PAPER_NAMES, all_claims
 
 __all__ = ["SEVERITIES", "SEVERITY_MEANING", "ErratumNote", "PaperNote", "NOTES", "PAPER_NOTES",
            "anchor", "tex_problems", "problems"]
+__all__ += ["FINDING_TITLES", "OUTCOME_WORDS", "finding_anchor", "finding_problems", "readable",
+            "markdown_text", "measured_sentence", "erratum_entry", "errata_summary",
+            "finding_entry", "findings_summary"]
 
 TYPO = "typo or misprint"
 IMPRECISE = "statement imprecise"
@@ -549,3 +552,310 @@ def problems(claims=None) -> list:
                 elif not i.startswith(p + "."):
                     out.append(f"paper {p}: claim {i!r} belongs to another paper")
     return out
+
+
+# ------------------------------------------------------------------------------------------
+# Findings on our data: short titles (what the data_findings page heads each entry with).
+
+FINDING_TITLES = {
+    "000.sec5.checkpoint_dominance": "Sec. 5.2: the checkpoints of one training run are ordered "
+                                     "by dominance",
+    "000.sec5.ece_conf_flips": "Sec. 5.2: the confidence ECE flips rankings between bin counts",
+    "000.sec5.large_m": r"Sec. 5.2: class-wise $\ell_2$-QECE orders more pairs as $m$ grows",
+    "000.sec5.qece_preserves": r"Sec. 5.2: class-wise $\ell_2$-QECE preserves dominance at "
+                               r"every bin count",
+    "003.propD.2.held_out": r"Prop D.2 on held-out data: the errors of $t^f$ are sampling noise",
+    "004.appD.subsampling": "App. D: averaging over subsamples loses virtually nothing",
+    "004.appH.over_smoothing": "App. H.1: bandwidths above 0.1 over-smooth and can change the "
+                               "ranking",
+    "004.appH.ranking_stable": "App. H: the ranking is stable over the recommended bandwidths "
+                               "and kernels",
+    "004.sec3.mrr_lowest_ece": "Sec. 3: MRR has the lowest ECE on every model",
+    "004.sec3.proper_scores_detect_mrr": "Sec. 4: NLL or the Brier score alone detects MRR",
+    "004.sec5.2.ir_beats_hb": "Sec. 5.2: isotonic regression beats histogram binning",
+    "004.sec5.sharpness_gaps": "Sec. 5.1: the diagrams expose MRR and histogram binning",
+}
+"""Finding claim id -> a short title led by the paper's section (Markdown with inline TeX): the
+heading of its entry on the findings page (every claim registered with ``expect="finding"``)."""
+
+OUTCOME_WORDS = {"holds": "carries over", "does not hold": "does not carry over",
+                 "inconclusive": "inconclusive"}
+"""A finding's outcome (:attr:`calnotes.claims.Claim.outcome`) in the findings page's words."""
+
+
+def finding_anchor(claim_id: str) -> str:
+    """The MyST target of a finding's entry on the findings page.
+
+    Examples
+    --------
+    >>> finding_anchor("004.sec5.2.ir_beats_hb")
+    'finding-004-sec5-2-ir-beats-hb'
+    """
+    return "finding-" + re.sub(r"[^a-z0-9]+", "-", claim_id.lower()).strip("-")
+
+
+def finding_problems(claims=None) -> list:
+    """What is wrong with :data:`FINDING_TITLES`; empty when every finding claim has a title
+    that renders and every title is a finding claim's.
+
+    Examples
+    --------
+    >>> finding_problems()
+    []
+    """
+    claims = tuple(all_claims() if claims is None else claims)
+    findings = {c.id for c in claims if c.expect == "finding"}
+    out = [f"{i}: finding without a title" for i in sorted(findings - set(FINDING_TITLES))]
+    out.extend(f"{i}: title for a claim that is not a finding"
+               for i in sorted(set(FINDING_TITLES) - findings))
+    for i, title in FINDING_TITLES.items():
+        out.extend(f"{i}: title: {p}" for p in tex_problems(title))
+    return out
+
+
+# ------------------------------------------------------------------------------------------
+# Rendering: the registry's plain-text notation made readable, and the entries of the errata and
+# findings pages (MyST Markdown).
+
+_CODE = re.compile(r"\b(?:calnotes|practice|np|numpy)\.[\w.]+(?:\([\w.]*\))?"
+                   r"|\b\d{3}\.[A-Za-z][\w.]*\w")
+_SUB = str.maketrans("0123456789ijkmnpr", "₀₁₂₃₄₅₆₇₈₉ᵢⱼₖₘₙₚᵣ")
+_SUP = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
+_WORDS = (  # (pattern, replacement), in order
+    (r"<=>", "⇔"), (r"(?<![<=])=>", "⇒"), (r"<=", "≤"), (r">=", "≥"), (r"!=", "≠"), (r"->", "→"), (r"\+-", "±"),
+    (r"(?<=\s)>>(?=\s)", "≫"), (r"(?<=\s)<<(?=\s)", "≪"), (r" -- ", " – "), (r" - ", " − "),
+    (r"(?<=\s)~(?=\s)", "∼"), (r"(?<=\d) x (?=\d)", " × "), (r"(?<=\^f) o (?=f)", " ∘ "),
+    (r"\bsqrt(?=\()", "√"), (r"\bTheta(?=\()", "Θ"),
+    (r"\beps(\d)(?![\w])", lambda m: "ε" + m.group(1).translate(_SUB)),
+    (r"\beps(?![\w])", "ε"), (r"\bpi(?![A-Za-z0-9])", "π"), (r"\bsigma(?![A-Za-z0-9])", "σ"),
+    (r"\bmu(?![A-Za-z0-9])", "μ"), (r"\bdelta(?![A-Za-z0-9])", "δ"),
+    (r"\btau(?![A-Za-z0-9])", "τ"),
+    (r"(?:\bl|ℓ)([12])\b", lambda m: "ℓ" + m.group(1).translate(_SUB)),
+    (r"\bf([1-4])\b", lambda m: "f" + m.group(1).translate(_SUB)),
+    (r"\^(\d)(?!\d|\.\d)", lambda m: m.group(1).translate(_SUP)), (r"\^f\b", "ᶠ"), (r"\^p\b", "ᵖ"),
+    (r"(?<=[(|]\w)-(?=\w)", "−"), (r"(?<=[(|]\w[²³])-(?=\w)", "−"),
+    (r"(?<![\w.)\]-])-(?=\d)", "−"),
+    (r"(?<=[A-Za-z*εμσδπ)|\]])_([0-9ijkmnpr])(?![A-Za-z0-9])",
+     lambda m: m.group(1).translate(_SUB)),
+)
+
+
+def _readable_words(text: str) -> str:
+    for pattern, replacement in _WORDS:
+        text = re.sub(pattern, replacement, text)
+    return text
+
+
+def _split_code(text: str):
+    """``(is_code, piece)`` for the pieces of ``text``: dotted code names and claim ids are
+    code, the rest prose."""
+    pos = 0
+    for m in _CODE.finditer(text):
+        if m.start() > pos:
+            yield False, text[pos:m.start()]
+        yield True, m.group()
+        pos = m.end()
+    if pos < len(text):
+        yield False, text[pos:]
+
+
+def readable(text: str) -> str:
+    """The registry's plain-text notation (``eps1``, ``sqrt(...)``, ``>=``, ``l1-QECE``,
+    ``TCE_p``) in Unicode, for a reader: ``ε₁``, ``√(...)``, ``≥``, ``ℓ₁-QECE``, ``TCEₚ``.
+    Code names (``practice.bootstrap_sd(...)``) and claim ids are left as they are.
+
+    Examples
+    --------
+    >>> readable("ECE ~ O(1/n): (n^2-1)/(3 n^2) -> 1/3 = Theta(1)")
+    'ECE ∼ O(1/n): (n²−1)/(3 n²) → 1/3 = Θ(1)'
+    >>> readable("sqrt(2/pi) sqrt((1-1/k)(1/k)m/n) for eps1 >= 0.2, l1-QECE^conf")
+    '√(2/π) √((1−1/k)(1/k)m/n) for ε₁ ≥ 0.2, ℓ₁-QECE^conf'
+    >>> readable("CWCE_p >= TCE_p; t^f o f; 2 x 0.058; see 003.thm3.1.tce_ge_ks")
+    'CWCEₚ ≥ TCEₚ; tᶠ ∘ f; 2 × 0.058; see 003.thm3.1.tce_ge_ks'
+    >>> readable("exponent 0.0000 (not -1), 1e-12, epochs 5-8, Tables 2-6, -0.0108")
+    'exponent 0.0000 (not −1), 1e-12, epochs 5-8, Tables 2-6, −0.0108'
+    >>> readable("E||E[Y | f(X)] - f(X)||_2^2, (E|f_C - P|^p)^(1/p), pi_Y")
+    'E||E[Y | f(X)] − f(X)||₂², (E|f_C − P|ᵖ)^(1/p), π_Y'
+    >>> readable("CWCE_p = 0 => TCE_p = 0; TCE_p = 0 <=> KS = 0")
+    'CWCEₚ = 0 ⇒ TCEₚ = 0; TCEₚ = 0 ⇔ KS = 0'
+    """
+    return "".join(piece if code else _readable_words(piece)
+                   for code, piece in _split_code(text))
+
+
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>$|{}#])")
+_EMPHASIS = re.compile(r"(?<![\w*])\*(\w+)\*(?![\w*])")
+
+
+def markdown_text(text: str) -> str:
+    """:func:`readable` text as MyST Markdown that shows exactly that text: Markdown's special
+    characters escaped (``$`` would start a formula, ``{`` a role, ``|`` a table cell), code
+    names and claim ids as inline code; a single word between asterisks stays emphasised.
+
+    Examples
+    --------
+    >>> markdown_text("f2 is *below* f3; E|N(mu, s^2)| >= 0 (practice.bootstrap_sd(x))")
+    'f₂ is *below* f₃; E\\\\|N(μ, s²)\\\\| ≥ 0 (`practice.bootstrap_sd(x)`)'
+    """
+    out = []
+    for code, piece in _split_code(text):
+        if code:
+            out.append(f"`{piece}`")
+            continue
+        piece = _readable_words(piece)
+        words = []
+        pos = 0
+        for m in _EMPHASIS.finditer(piece):
+            words.append(_MD_SPECIAL.sub(r"\\\1", piece[pos:m.start()]))
+            words.append(f"*{m.group(1)}*")
+            pos = m.end()
+        words.append(_MD_SPECIAL.sub(r"\\\1", piece[pos:]))
+        out.append("".join(words))
+    return "".join(out)
+
+
+def _number(x: float) -> str:
+    """A reference value as the pages print it (6 significant digits, a typographic minus)."""
+    text = f"{float(x):.6g}"
+    return "−" + text[1:] if text.startswith("-") else text
+
+
+def _dropdown(title: str, body: str) -> str:
+    """A collapsed sphinx-design dropdown (MyST Markdown) around ``body``."""
+    return f"````{{dropdown}} {title}\n:class-container: evidence-dropdown\n\n{body}\n````"
+
+
+SIZE_WORDS = {"smoke": "the small (smoke) size of the book build and the tests",
+              "full": "full (publication) size"}
+
+
+def measured_sentence(result) -> str:
+    """What the check measured, in words, against what the paper implies: the claim line's text
+    (``<quantity> = <measured> <symbol> <threshold>``, :func:`calnotes.claims.claim_sentence`)
+    and the value the statement implies, as MyST Markdown."""
+    from ._registry import claim_sentence
+
+    c = result.claim
+    sentence = claim_sentence(result)
+    sentence = markdown_text(sentence[:1].upper() + sentence[1:])
+    if c.outcome == "inconclusive":
+        return (f"{sentence}; the check compares it with {_number(c.reference)}, no effect, "
+                "within its sampling uncertainty.")
+    bound = {"le": "at most ", "ge": "at least "}.get(c.comparison, "")
+    whose = "as printed, the statement" if c.expect == "disagrees" else "the statement, as checked,"
+    return f"{sentence}; {whose} implies {bound}{_number(c.reference)}."
+
+
+def _small_id(result, labels=()) -> str:
+    c = result.claim
+    what = f" It checks {markdown_text('; '.join(labels))} of paper {c.id.split('.')[0]}." \
+        if labels else ""
+    size = SIZE_WORDS.get(result.size, result.size)
+    return f"<small>Claim `{c.id}`, run at {size}.{what}</small>"
+
+
+def erratum_entry(result, labels=()) -> str:
+    """One erratum's entry on the errata page (MyST Markdown): its target
+    (:func:`anchor`), a heading with the note's title (no claim id), where the paper states it
+    and how serious it is, the paper's statement and what is true instead (typeset, from
+    :data:`NOTES`), then a collapsed dropdown with the evidence: what the check measured, in
+    words and numbers, the registry's account of it, the tolerance, and the claim id in small
+    text. ``labels`` are the inventory's labels of the results the claim contradicts.
+
+    The registry's one-line plain-text ``correction`` is not repeated: the note's typeset
+    correction says the same.
+    """
+    c = result.claim
+    n = NOTES[c.id]
+    body = "\n\n".join([
+        f"**Measured.** {measured_sentence(result)}",
+        f"**How the check shows it.** {markdown_text(c.evidence)}",
+        f"**Tolerance.** {markdown_text(c.tolerance_reason)}",
+        _small_id(result, labels)])
+    return "\n\n".join([
+        f"({anchor(c.id)})=\n### {n.title}",
+        f"*{markdown_text(c.source)}*, derived in {{doc}}`/{c.chapter}`. "
+        f"**Severity: {n.severity}.** {n.why}",
+        f"**The paper states.** {n.printed}",
+        f"**What is true instead.** {n.correction}",
+        _dropdown("The evidence: what the check measured", body)]) + "\n"
+
+
+def errata_summary(results, labels_of) -> str:
+    """The errata page's table at a glance (MyST Markdown): paper, result(s), the erratum's
+    title linked to its entry, severity. ``labels_of`` maps a claim id to the inventory labels of
+    the results it contradicts."""
+    rows = ["| paper | result | erratum | severity |", "|---|---|---|---|"]
+    for r in results:
+        c, n = r.claim, NOTES[r.claim.id]
+        rows.append(f"| {c.id.split('.')[0]} | {markdown_text('; '.join(labels_of(c.id)))} | "
+                    f"[{n.title}](#{anchor(c.id)}) | {n.severity} |")
+    return "\n".join(rows)
+
+
+_OUTCOME_SENTENCE = {
+    "holds": "The statement **carries over** to our data.",
+    "does not hold": "The statement **does not carry over** to our data: the effect against it "
+                     "lies beyond its sampling uncertainty.",
+    "inconclusive": "**Inconclusive**: the effect lies within its sampling uncertainty, so our "
+                    "data neither confirm nor contradict the statement; a larger sample would "
+                    "be needed to tell.",
+}
+
+
+def finding_entry(result, labels=()) -> str:
+    """One finding's entry on the findings page (MyST Markdown): its target
+    (:func:`finding_anchor`), a heading with its title (:data:`FINDING_TITLES`, no claim id),
+    where the paper states it and the chapter that reruns it (a ``{doc}`` link), the statement,
+    the outcome in words, then a collapsed dropdown with what was measured, the sampling
+    uncertainty and the claim id in small text."""
+    c = result.claim
+    body = "\n\n".join([
+        f"**Measured.** {measured_sentence(result)}",
+        f"**Sampling uncertainty and what it means.** {markdown_text(c.evidence)}",
+        f"**Tolerance.** {markdown_text(c.tolerance_reason)}",
+        _small_id(result, labels)])
+    return "\n\n".join([
+        f"({finding_anchor(c.id)})=\n### {FINDING_TITLES[c.id]}",
+        f"*{markdown_text(c.source)}*, rerun in {{doc}}`/{c.chapter}`.",
+        f"**The paper states.** {markdown_text(c.statement)}",
+        f"**On our data.** {_OUTCOME_SENTENCE[c.outcome]}",
+        _dropdown("The evidence: what was measured, with its sampling uncertainty", body)]) + "\n"
+
+
+def findings_summary(results) -> str:
+    """The findings page's table (MyST Markdown): the finding's title linked to its entry, the
+    paper, the outcome on our data, the chapter that reruns it."""
+    rows = ["| finding | paper | on our data | rerun in |", "|---|---|---|---|"]
+    for r in results:
+        c = r.claim
+        rows.append(f"| [{FINDING_TITLES[c.id]}](#{finding_anchor(c.id)}) | "
+                    f"{c.id.split('.')[0]} | {OUTCOME_WORDS[c.outcome]} | "
+                    f"{{doc}}`/{c.chapter}` |")
+    return "\n".join(rows)
+
+
+COUNT_KEY = (("total", "numbered results of the paper, which the other columns split"),
+             ("verif.", "verified"),
+             ("consist.", "consistent with the paper's other printed numbers (the experiment is "
+                          "not rerun)"),
+             ("illus.", "illustrated only"), ("errata", "contradicted by an erratum"),
+             ("findings", "checked only as findings on our data"),
+             ("unchecked", "not checked yet"))
+"""The short headers of the per-paper count tables (*Do the papers hold?*, the ledger) and what
+each means: the key printed under the table, so that eight columns fit the text's width."""
+COUNT_FIELDS = ("results", "verified", "consistent", "illustrations", "errata", "findings",
+                "not_checked")
+"""The :class:`calnotes.claims.inventory.Coverage` field under each header of :data:`COUNT_KEY`."""
+
+
+def count_key_text() -> str:
+    """The key under a count table, as one line of plain text with the short headers in
+    asterisks (Markdown emphasis).
+
+    Examples
+    --------
+    >>> count_key_text().startswith("*total*: numbered results of the paper, which the other")
+    True
+    """
+    return "; ".join(f"*{h}*: {what}" for h, what in COUNT_KEY) + "."
