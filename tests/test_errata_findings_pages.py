@@ -161,3 +161,12 @@ def test_pages_render_the_entries_from_the_notes():
     assert "errata_notes.finding_entry(" in findings
     assert "errata_notes.findings_summary(" in findings
 
+
+def test_count_tables_use_short_headers_with_a_key():
+    for header, meaning in errata_notes.COUNT_KEY:
+        assert len(header) <= 9 and "&shy;" not in header, header
+        assert meaning
+    assert len(errata_notes.COUNT_KEY) == len(errata_notes.COUNT_FIELDS) == 7
+    for page in ("papers_hold.md", "ledger.md"):
+        text = (APPENDIX / page).read_text()
+        assert "COUNT_KEY" in text and "&shy;" not in text, page
