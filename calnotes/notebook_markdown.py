@@ -703,8 +703,8 @@ def strip_glue(nb):
 
 
 def add_note_below_title(nb, note: str):
-    """``nb`` with ``note`` as a paragraph right below the first ``# `` title of its first
-    markdown cell (or a first markdown cell of its own when there is no title)."""
+    """``nb`` with ``note`` as a paragraph right below the title (the first ``#`` heading) of
+    its first markdown cell (or a first markdown cell of its own when there is no title)."""
     new = copy.deepcopy(nb)
     import nbformat
     for cell in new.cells:
