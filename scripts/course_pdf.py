@@ -184,6 +184,33 @@ requestAnimationFrame(() => requestAnimationFrame(() => {   // after the book's 
 """
 
 
+# The page's second-level headings as printed (in the print layout, after KEEP_JS), for the
+# contents and the bookmarks: their text with formulas as text (the TeX MathJax typeset, read
+# back through the book's calnotesTexToText when the page has it); Chrome's own outline has the
+# pages but runs wrapped lines together and drops formulas.
+HEADINGS_JS = r"""
+const article = document.querySelector("article.bd-article") || document.querySelector("main")
+  || document.body;
+const asText = (typeof calnotesTexToText === "function") ? calnotesTexToText : (t) => t;
+return Array.from(article.querySelectorAll("h2")).filter((h) => h.getClientRects().length > 0)
+  .map((h) => {
+    const tex = new Map();
+    try {
+      for (const item of MathJax.startup.document.getMathItemsWithin(h)) {
+        tex.set(item.typesetRoot, item.math);
+      }
+    } catch (e) { /* no MathJax on this page */ }
+    const originals = Array.from(h.querySelectorAll("mjx-container"));
+    const copy = h.cloneNode(true);
+    for (const el of copy.querySelectorAll(".headerlink")) el.remove();
+    Array.from(copy.querySelectorAll("mjx-container")).forEach((m, i) => {
+      m.replaceWith(tex.has(originals[i]) ? asText(tex.get(originals[i])) : "");
+    });
+    return copy.textContent.replace(/\s+/g, " ").trim();
+  });
+"""
+
+
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, *args):
         pass
@@ -363,9 +390,11 @@ class Printed:
     sections: list = field(default_factory=list)
 
 
-def _sections(pdf) -> list:
-    """The second-level headings of a printed page (Chrome's ``generateDocumentOutline``: the
-    h1 with the h2 under it): ``[(title, page index)]``; [] when it has none."""
+def _sections(pdf, titles: list | None = None) -> list:
+    """The second-level headings of a printed page: ``[(title, page index)]``, [] when it has
+    none. The pages come from Chrome's document outline (``generateDocumentOutline``: the h1
+    with the h2 under it); the titles from ``titles`` (the h2 of the page as printed,
+    :data:`HEADINGS_JS`) when there are as many, else from the outline."""
     try:
         outline = pdf.outline
     except Exception:                           # noqa: BLE001 - a damaged outline: no sections
@@ -376,6 +405,8 @@ def _sections(pdf) -> list:
             for child in item:
                 if not isinstance(child, list):
                     out.append((child.title.strip(), pdf.get_destination_page_number(child)))
+    if titles is not None and len(titles) == len(out):
+        out = [(title or old, page) for title, (old, page) in zip(titles, out)]
     return out
 
 
@@ -439,22 +470,25 @@ def front_matter_html(book_title: str, printed: list, starts: list, date: str,
             "</body></html>")
 
 
+FRONT_GUESS = 2     # pages assumed for the title page and contents on the first try
+
+
 def print_front_matter(driver, base: str, html: Path, book_title: str, printed: list,
                        date: str, log) -> object:
     """The title page and contents printed (a PdfReader), their page numbers right: printed
     again when the contents run to another number of pages than assumed."""
     from pypdf import PdfReader
     page = html / "__calnotes_front__.html"
-    n_front = 2
+    n_front = FRONT_GUESS
     try:
-        for _ in range(4):
+        for attempt in range(4):
             starts, at = [], n_front + 1
             for doc in printed:
                 starts.append(at)
                 at += len(doc.pdf.pages)
             page.write_text(front_matter_html(book_title, printed, starts, date))
             driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "print"})
-            driver.get(base + page.name)
+            driver.get(base + page.name + f"?v={attempt}")     # never the cached first try
             front = PdfReader(io.BytesIO(_print(driver, {
                 **PAPER, "printBackground": True, "displayHeaderFooter": True,
                 "headerTemplate": "<span></span>", "footerTemplate": "<span></span>"})))
@@ -532,6 +566,7 @@ def print_book(html: Path, toc_file: Path, out: Path, log=print, skip=(),
             if fit["nWide"]:
                 log(f"course_pdf: {docname}: {fit['nWide']} block(s) wider than the printed"
                     f" column, cut off at the margin: {fit['wide']}")
+            headings = driver.execute_script(HEADINGS_JS)
             title = state["title"].split(" — ")[0].split(" &#8212; ")[0].strip() or docname
             if docname == pages[0]:
                 book_title = (state["title"].split(" — ")[-1].strip() or book_title)
@@ -548,7 +583,7 @@ def print_book(html: Path, toc_file: Path, out: Path, log=print, skip=(),
                 log(f"course_pdf: FAILED {exc}; the PDF is written without this page")
                 continue
             pdf = PdfReader(io.BytesIO(data))
-            printed.append(Printed(entries[docname], title, pdf, _sections(pdf)))
+            printed.append(Printed(entries[docname], title, pdf, _sections(pdf, headings)))
             log(f"course_pdf: {docname}: {len(pdf.pages)} pages, {state['typeset']} formulas"
                 + (f", {fit['scaled']} wide blocks scaled to the column" if fit["scaled"] else ""))
         if printed:
