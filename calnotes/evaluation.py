@@ -54,7 +54,7 @@ Utility calibration (``report.utility``)
     and the direction: *too optimistic* (realized utility below the forecast there,
     ``sign = -1``) or *too pessimistic* (above, ``sign = +1``), printed only when the error
     is above its ``noise_level``, a level a calibrated model's error exceeds with probability
-    at most 5% (:func:`_uc_noise_level`; "within noise" otherwise).  The eCDF of the errors of
+    at most 5% (``_uc_noise_level``; "within noise" otherwise).  The eCDF of the errors of
     ``M`` sampled utilities has the DKW band ``+-sqrt(ln(2/delta) / (2M))`` with
     ``eps_stat = 0``: it covers, with probability ``1 - delta`` over the draw of the
     utilities, the CDF of the *estimated* errors on these samples over the sampling prior, not
@@ -225,10 +225,6 @@ class EvaluationReport:
         Parquet/Feather file's column names; :attr:`calnotes.data.Predictions.class_columns`);
         ``None`` for arrays and ``.npz`` files, whose classes are the matrix's columns in order.
         Always printed in a header line of :meth:`format_table` and saved in JSON.
-    p_value_summary : dict or None
-        Read-only, from :attr:`rows` (:func:`p_value_summary`): the Holm-adjusted smallest
-        p-value of the report, printed in the header of :meth:`format_table` and saved in
-        JSON: the one p-value to read for "any miscalibration beyond chance".
     timings : dict
         Seconds each part took (:data:`TIMED_PARTS`: ``loading``, ``scores``,
         ``binned_rows``, ``smooth_ece``, ``utility``, ``writing``, ``total``); the parts do not
@@ -256,12 +252,14 @@ class EvaluationReport:
 
     @property
     def p_value_summary(self) -> dict | None:
-        """:func:`p_value_summary` of the rows (``None`` without p-values)."""
+        """:func:`p_value_summary` of the rows (``None`` without p-values): the Holm-adjusted
+        smallest p-value of the report, printed in the header of :meth:`format_table` and
+        saved in JSON, the one p-value to read for "any miscalibration beyond chance"."""
         return p_value_summary(self.rows)
 
     @property
     def verdict(self) -> str:
-        """Three lines for a reader in a hurry (:func:`verdict_lines`): miscalibrated beyond
+        """Three lines for a reader in a hurry (``verdict_lines``): miscalibrated beyond
         chance or not, over- or underconfident and where, and the usual next step."""
         return "\n".join(verdict_lines(self))
 

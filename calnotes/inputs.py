@@ -16,7 +16,7 @@ Input forms
       ``labels_sha256``: the bytes that were read; a file that changes while it is read is
       refused); a path that is not a regular file (a FIFO, a pipe, a device, a socket) is
       refused before anything reads it, and an array larger than
-      :data:`calnotes.data.loaders.MAX_ARRAY_BYTES` before it is allocated;
+      ``calnotes.data.loaders.MAX_ARRAY_BYTES`` before it is allocated;
     * a Dask DataFrame (computed, then read like a pandas one; a polars LazyFrame is refused
       with the advice to ``.collect()`` it);
     * NumPy arrays and every array-like (:func:`calnotes._validate.as_array`): lists, pandas
@@ -417,7 +417,7 @@ def _check_shard_files(folder: Path) -> None:
     """The shard files of a folder (``.npz``, ``.npy``; not dot-files), checked before any is
     opened: each must be a regular file (a FIFO or a link to a device is refused naming it,
     where reading it would block or never end) and an ``.npz`` shard's arrays must fit
-    :data:`calnotes.data.loaders.MAX_ARRAY_BYTES` (read from the zip directory and the
+    ``calnotes.data.loaders.MAX_ARRAY_BYTES`` (read from the zip directory and the
     arrays' headers)."""
     from .data.loaders import _check_npz_sizes, open_regular
     for entry in sorted(folder.iterdir()):

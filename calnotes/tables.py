@@ -276,7 +276,7 @@ def report_table(report, *, caption=None, digits: int = 4, part: str = "all"):
     columns value, calibrated reference, their ratio, p-value, 90% interval and the reference's
     method; "—" where a column does not apply (SmoothECE has no bins and no reference).  The
     report's source path is not shown.  P-values are printed as in the text report
-    (:func:`calnotes.evaluation.format_p_value`): ``< 0.0001``, ``(MC)`` after a Monte Carlo
+    (``calnotes.evaluation.format_p_value``): ``< 0.0001``, ``(MC)`` after a Monte Carlo
     value, and ``< 0.005 (MC)`` for one that no draw reached (its floor ``1 / (draws + 1)``
     rounded up).
 

@@ -239,7 +239,7 @@ class Claim:
         Unicode math), e.g. ``"|z| of the simulated mean against the exact value"`` or
         ``"number of post-hoc methods whose Brier score is above the uncalibrated one"``: the
         claim line reads ``<quantity> = <measured> <symbol> <threshold>``
-        (:func:`claim_sentence`). Required (:func:`registry_problems`).
+        (``claim_sentence``). Required (:func:`registry_problems`).
     chapter : str
         The chapter (docname) that states and asserts the claim.
     expect : {"agrees", "illustrates", "disagrees", "finding"}
@@ -395,7 +395,7 @@ class Result:
 
     @property
     def sentence(self) -> str:
-        """The claim line's text in words and symbols (:func:`claim_sentence`)."""
+        """The claim line's text in words and symbols (``claim_sentence``)."""
         return claim_sentence(self)
 
     def _repr_markdown_(self) -> str:
@@ -581,7 +581,7 @@ def claim_line_html(result: "Result") -> str:
     A badge whose colour and word give the status, the claim id linked to its row on the
     verification ledger (and, for an erratum, to its entry on the errata page), the source (the
     paper by its short name, :data:`PAPER_NAMES`), then what was measured, in words, against
-    what the paper implies, with a symbol (:func:`claim_sentence`), and a *why* dropdown with
+    what the paper implies, with a symbol (``claim_sentence``), and a *why* dropdown with
     the statement, the tolerance's reasoning, the size the claim ran at (the claim's registered
     size, not the chapter's parameters) and every negative control with its numbers.
     """

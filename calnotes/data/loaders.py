@@ -89,7 +89,7 @@ Checks (see :mod:`calnotes._validate`)
 Every other file is read with ``allow_pickle=False``.  The file's content decides the format
 check: a pickle (any protocol) renamed to ``.npz`` is still refused as a pickle.
 
-Only regular files are read (:func:`check_regular_file`, :func:`open_regular`): a FIFO, a pipe
+Only regular files are read (``check_regular_file``, ``open_regular``): a FIFO, a pipe
 (``<(...)``), a device such as ``/dev/zero`` (or a link to one) or a socket is refused naming
 the argument before anything reads it.  An array is refused before it is allocated when its
 ``.npy`` header (of a ``.npy`` file or of an ``.npz`` member, read with the zip directory
