@@ -89,8 +89,8 @@ def cite(paper: str, where: str, note: str = "") -> str:
     --------
     >>> cite("004", "Prop 4.8")
     'Prop 4.8 of the reassessing paper'
-    >>> cite("000", "Thm 2.6", "credited there to Hartline et al. 2025")
-    'Thm 2.6 of the truthfulness paper, credited there to Hartline et al. 2025'
+    >>> cite("000", "Thm 2.6", "after Hartline et al.")
+    'Thm 2.6 of the truthfulness paper, after Hartline et al.'
     """
     if paper not in PAPER_NAMES:
         raise ValueError(f"paper: expected one of {sorted(PAPER_NAMES)}, got {paper!r}")
