@@ -769,7 +769,8 @@ def assert_claims(*claim_ids: str, size: str = "smoke") -> ClaimLines:
     Examples
     --------
     >>> from calnotes import claims
-    >>> [r.status for r in claims.assert_claims("001.eq3.3", "003.lemma4.1")]
+    >>> shown = claims.assert_claims("001.eq3.3", "003.lemma4.1")
+    >>> [r.status for r in shown]
     ['verified', 'verified']
     """
     return show([assert_claim(i, size) for i in claim_ids])
