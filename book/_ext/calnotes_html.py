@@ -20,6 +20,9 @@
    :func:`calnotes.notebook_markdown.convert_notebook` (glued numbers filled in, directives and
    roles as plain Markdown, outputs kept) to ``_notebooks/<docname>.ipynb`` in the HTML output;
    each chapter's box (:func:`calnotes.claims.status.chapter_status`) links to its file.
+5. search_scorer.js (Sphinx's ``html_search_scorer``, set here with an absolute path, since
+   Sphinx opens it relative to the working directory and the course build runs from another):
+   pages whose title names the query first, API entries after the chapters.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from __future__ import annotations
 from pathlib import Path
 
 STATIC = Path(__file__).resolve().parent / "static"
+SEARCH_SCORER = Path(__file__).resolve().parent / "search_scorer.js"
 
 
 def _key(script) -> tuple:
@@ -50,6 +54,7 @@ def _dedupe_inline_scripts(app, pagename, templatename, context, doctree) -> Non
 
 def _add_static_path(app) -> None:
     app.config.html_static_path.append(str(STATIC))
+    app.config.html_search_scorer = str(SEARCH_SCORER)
 
 
 def _write_notebooks(app, exception) -> None:
