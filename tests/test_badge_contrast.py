@@ -1,7 +1,7 @@
 """The claim badges' text is readable: a WCAG contrast of at least 4.5:1 (AA for normal-size
 text) between each status badge's background (calnotes.claims BADGES, set inline by
-claim_line_html) and the text colour it is shown in, which the book's stylesheet
-(book/_ext/static/calnotes.css) overrides (reader findings 4, N14: white on #009E73 was 3.4:1)."""
+claim_line_html) and the text colour it is shown in: the inline one, unless the book's
+stylesheet (book/_ext/static/calnotes.css) forces another (white on #009E73 was 3.4:1)."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def contrast(a: str, b: str) -> float:
 
 def test_contrast_formula_on_known_pairs():
     assert contrast("#000", "#fff") == pytest.approx(21.0)
-    assert contrast("#fff", "#009E73") == pytest.approx(3.4, abs=0.05)   # the finding's value
+    assert contrast("#fff", "#009E73") == pytest.approx(3.4, abs=0.05)   # the old badge
     assert contrast("#777777", "#ffffff") == pytest.approx(4.48, abs=0.01)
 
 
