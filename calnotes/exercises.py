@@ -109,7 +109,9 @@ class Verdict:
     @property
     def status(self) -> str:
         """``"right"``, ``"not yet"`` (some part wrong), ``"not answered"`` (no part given) or
-        ``"unreadable"`` (the answer has the wrong form; :attr:`problem` says why)."""
+        ``"unreadable"`` (the answer, or a part of it, has the wrong form: a string that is
+        not a number or does not parse, a tuple of the wrong length; :attr:`problem` says
+        why)."""
         if self.correct:
             return "right"
         if self.problem:
@@ -121,7 +123,12 @@ class Verdict:
     def __str__(self) -> str:
         head = f"{self.label}: {'right' if self.correct else 'not yet'}."
         if self.problem:
-            return f"{head} Could not read your answer: {self.problem}"
+            text = f"{head} Could not read your answer: {self.problem}"
+            read = [f"  {name}: {'right' if ok else 'wrong'}"
+                    + (f" -- {self.hints[name]}" if name in self.hints else "")
+                    for name, ok in self.parts.items() if ok is not None and
+                    (ok or self.hints.get(name, "") not in self.problem)]
+            return "\n".join([text] + read) if len(self.parts) > 1 else text
         if len(self.parts) == 1:
             (name,) = self.parts
             return head if self.correct else f"{head} Hint: {self.hints[name]}"
@@ -192,7 +199,7 @@ def _number(name, give, expected, hint, *, rtol=RTOL, atol=0.0, mistakes=()):
     def judge(answer):
         x = _as_number(answer)
         if x is None:
-            return False, f"give a number ({give})"
+            return None, f"give a number ({give})"
         if _close(x, expected(), rtol, atol):
             return True, ""
         for wrong, why in mistakes:
@@ -214,7 +221,9 @@ def _integer(name, give, expected, hint, *, mistakes=()):
             x = int(answer)             # exact, however large (10**400 is "not yet", N-L19)
         else:
             x = _as_number(answer)
-            if x is None or x != int(x):
+            if x is None:
+                return None, f"give an integer ({give})"
+            if x != int(x):
                 return False, f"give an integer ({give})"
         if int(x) == expected():
             return True, ""
@@ -230,7 +239,7 @@ def _array(name, give, expected, hint, *, atol, mistakes=()):
         try:
             x = np.asarray(answer, dtype=np.float64)
         except (TypeError, ValueError):
-            return False, f"give an array of numbers ({give})"
+            return None, f"give an array of numbers ({give})"
         want = expected()
         if x.shape != want.shape:
             return False, f"give an array of shape {want.shape} ({give})"
@@ -306,7 +315,7 @@ def _expression(name, give, symbols, reference, sample, hint, *, mistakes=()):
     def judge(answer):
         expr = _as_expression(answer, symbols)
         if expr is None:
-            return False, _unparsed(answer, f"give a sympy expression or a string sympy can"
+            return None, _unparsed(answer, f"give a sympy expression or a string sympy can"
                                             f" parse ({give})")
         if expr.has(sp.pi) and "pi" in symbols:
             return False, ("your expression contains the constant sympy.pi; use the symbol"
@@ -485,7 +494,7 @@ def _judge_loss(answer):
     elif isinstance(answer, str):
         name = _loss_key(answer)
     else:
-        return False, "give a loss of calnotes.scores (e.g. calnotes.LOG) or its name"
+        return None, "give a loss of calnotes.scores (e.g. calnotes.LOG) or its name"
     if name == _coin_loss_name():
         return True, ""
     if name in PROPER_LOSSES:
@@ -643,7 +652,7 @@ def _judge_tight_bound(answer):
     try:
         dist, edges = answer
     except (TypeError, ValueError):
-        return False, "give a pair (FiniteDistribution, bin_edges)"
+        return None, "give a pair (FiniteDistribution, bin_edges)"
     if isinstance(dist, (tuple, list)) and len(dist) == 3:
         try:
             dist = FiniteDistribution(*dist)
@@ -707,7 +716,7 @@ def _noise_floor_ratio():
 def _judge_rate(answer):
     expr = _as_expression(answer, {"n": _NF_N})
     if expr is None:
-        return False, _unparsed(answer, "give a sympy expression in n (or a string), e.g."
+        return None, _unparsed(answer, "give a sympy expression in n (or a string), e.g."
                                         " 'n**2' for quadratic growth")
     if _NF_N not in expr.free_symbols:
         return False, "your expression does not depend on n: does the estimate not shrink?"
@@ -739,7 +748,7 @@ def _judge_asymmetry(answer):
     try:
         q, p = (np.asarray(v, dtype=np.float64) for v in answer)
     except (TypeError, ValueError):
-        return False, "give a pair (q, p) of probability vectors"
+        return None, "give a pair (q, p) of probability vectors"
     if q.ndim != 1 or q.shape != p.shape or q.size < 2:
         return False, "q and p must be probability vectors of the same length k >= 2"
     for v in (q, p):
@@ -1049,15 +1058,18 @@ def check(label: str, answer) -> Verdict:
         problem = (f"give a tuple of {len(names)} answers in the order {names}, or a dict with"
                    " some of these keys")
     given = {name: value for name, value in given.items() if value is not Ellipsis}
-    parts, hints = {}, {}
+    parts, hints, unread = {}, {}, []
     for part in ex.parts:
         if problem or part.name not in given:
             parts[part.name], hints[part.name] = None, f"give {part.give}"
             continue
-        ok, hint = part.judge(given[part.name])
-        parts[part.name] = ok
+        ok, hint = part.judge(given[part.name])     # ok None: not of the part's form
+        parts[part.name] = bool(ok)
         if not ok:
             hints[part.name] = hint
+        if ok is None:
+            unread.append(hint if len(ex.parts) == 1 else f"{part.name}: {hint}")
+    problem = problem or "; ".join(unread)
     verdict = Verdict(label, not problem and all(v is True for v in parts.values()), parts,
                       hints, problem)
     _report_answer(label, answer, verdict)

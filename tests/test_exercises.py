@@ -304,6 +304,35 @@ def test_an_answer_of_the_wrong_form_is_a_verdict_not_an_error():
     assert "could not read" not in check("ex-noise-floor", "1/n").hints["rate"]
 
 
+@pytest.mark.parametrize("label, answer", [
+    ("ex-smallest-k", "about 0.004"), ("ex-001-uc-constant", "zero"),
+    ("ex-noise-floor", "1/sqrt(n"), ("ex-spherical-bregman", 3), ("ex-001-projection", "row")])
+def test_a_part_that_is_not_of_its_form_is_unreadable(label, answer):
+    """A string that is not a number, an expression that does not parse, a number where a pair
+    is asked: "unreadable", as documented, with what to give -- not "not yet", which says the
+    answer was read and is wrong."""
+    v = check(label, answer)
+    assert v.status == "unreadable" and v.problem, (label, answer, v)
+    assert "Could not read your answer" in str(v)
+
+
+@pytest.mark.parametrize("label, answer", [
+    ("ex-smallest-k", 7), ("ex-smallest-k", 2.5), ("ex-smallest-k", "7"),
+    ("ex-001-uc-constant", "1/3"), ("ex-noise-floor", "1/n"),
+    ("ex-001-projection", [[0.7, 0.2, 0.1]] * 2)])
+def test_a_read_but_wrong_answer_is_not_yet(label, answer):
+    """The control: answers of the right form that are wrong (a wrong integer, a fraction
+    where an integer is asked, an array of the wrong shape) are "not yet", not unreadable."""
+    assert check(label, answer).status == "not yet", (label, answer)
+
+
+def test_one_unreadable_part_keeps_the_verdicts_of_the_others():
+    v = check("ex-001-dkw-m", (4612, "about 0.03"))
+    assert v.status == "unreadable" and v.parts["M"] is True
+    assert v.problem.startswith("halfwidth: give a number")
+    assert "  M: right" in str(v)
+
+
 def test_the_placeholder_of_a_check_cell_is_not_answered():
     v = check("ex-qece-by-hand", {"l2_qece": ..., "ece2_squared": ..., "factor": ...})
     assert v.status == "not answered" and v.parts == dict.fromkeys(v.parts)

@@ -170,7 +170,7 @@ def test_answers_travel_as_data_and_typed_code_never_runs(tmp_path):
                  "lambda: 1", "[1][0]", "'a'", "sqrt(x, evaluate=False)"]:
         assert _answers.parse_expression(text) is None
     from calnotes.exercises import check
-    assert check("ex-001-dkw-m", (evil, evil)).status == "not yet"
+    assert check("ex-001-dkw-m", (evil, evil)).status == "unreadable"   # never run, never read
     assert not marker.exists()
     assert isinstance(_answers.decode({"sympy": {"call": "lambdify", "args": []}}),
                       _answers.Unsupported)
