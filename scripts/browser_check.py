@@ -24,6 +24,15 @@ markup        no Markdown or MyST markup is left as text in the main column (out
               renders as CommonMark (a page without ``render_markdown_format: myst``) shows all
               three, and its ``$...$`` as raw TeX (reader findings 4, N1). Both this check and
               the raw TeX part of ``math`` run in :func:`raw_markup`, on each block's text.
+table         no raw pandas table is shown in the main column: a ``<table border="1"
+              class="dataframe">``, pandas' default ``DataFrame.to_html()`` (what a notebook cell
+              whose last expression is a DataFrame, or ``display(df)``, puts on the page): code
+              names for headers, numbers with five or six digits, a header row of its own for
+              the index's name and no caption. The book shows every table through
+              ``calnotes.tables.styled_table`` (a pandas Styler: ``<table id="T_...">``); its
+              own hand-built tables (the ledger's ``class="dataframe ledger-summary"``, without
+              ``border``) are not pandas' default either. The failure names the table's first
+              header cells, to find its cell.
 request       no resource is requested from outside the book's own files (anything but the
               local server, ``data:`` and ``blob:``), and no local file is missing (HTTP >= 400).
 console       no JavaScript error (console level SEVERE: uncaught exceptions,
@@ -220,6 +229,18 @@ def raw_markup(text: str) -> list[tuple[str, str]]:
     return found
 
 
+def raw_table_reason(headers: list[str], shown: int = 6) -> str:
+    """Why a raw pandas table fails, naming its first ``shown`` header cells.
+
+    >>> raw_table_reason(["n", "R_n", "R_n_se"]).split(", headers ")[1]
+    '"n | R_n | R_n_se": show it through calnotes.tables.styled_table'
+    """
+    named = " | ".join(headers[:shown]) + (" | \u2026" if len(headers) > shown else "")
+    return ("raw pandas table (DataFrame.to_html: code names for headers, unformatted numbers,"
+            f" no caption), headers \"{named or 'none'}\": show it through"
+            " calnotes.tables.styled_table")
+
+
 MARGINAL_PX = 16  # the scroll-cue rule: content this little too wide must fit instead
 
 # Collects everything the checks need from the rendered page in one call.
@@ -267,6 +288,17 @@ for (let node = walker.nextNode(); node; node = walker.nextNode()) {
 for (const raw of texts.values()) {
   const text = raw.replace(/\s+/g, ' ').trim();
   if (text) out.texts.push(text);
+}
+
+// --- raw pandas tables: DataFrame.to_html()'s <table border="1" class="dataframe"> -------
+// (a Styler has id="T_..." and no border; the ledger's own table has no border): the first
+// header row's non-empty cells, to name the table
+out.rawTables = [];
+for (const t of main.querySelectorAll('table.dataframe[border="1"]')) {
+  const row = t.querySelector('thead tr') || t.rows[0];
+  const cells = row ? [...row.cells] : [];
+  out.rawTables.push(cells.map((c) => c.textContent.replace(/\s+/g, ' ').trim())
+    .filter((text) => text));
 }
 
 // --- MathJax error nodes --------------------------------------------------------------------
@@ -811,6 +843,8 @@ def check_page(driver, base: str, page: str, root: Path, width: int = WIDTH,
             result.fail(check, reason)
     for error in data["merror"]:
         result.fail("math", f"MathJax error node: \"{error}\"")
+    for headers in data["rawTables"]:
+        result.fail("table", raw_table_reason(headers))
 
     for src in data["images"]:
         result.fail("image", f"image did not load: {src}")

@@ -5,11 +5,13 @@ MathJax error node, a request to another host, a broken link and a broken anchor
 error, an element running out of the main column, a tall scroll box cutting off its content, a
 display formula wider than its column, a scroll box without a visible cue, a code block or table
 cut off in print, a page scrolling sideways at 400 px, an image without a numbered caption, alt
-text that is a file name or empty, figure text shown under 9 px or of unknown size), and pages
+text that is a file name or empty, figure text shown under 9 px or of unknown size, a raw pandas
+table), and pages
 that must pass although they hold look-alikes (dollar amounts in prose, TeX inside code, an
 external link, wide content in short scroll boxes with a coloured scroll bar or an edge shadow, a
 formula that fits, figures shown at exactly the minimum text size, an icon, a wide table and a
-long code line that the book's own calnotes.css and calnotes.js fit to the printed column). Runs
+long code line that the book's own calnotes.css and calnotes.js fit to the printed column, the
+ledger's hand-built table, the same data as the raw pandas table through styled_table). Runs
 the real CLI in headless Chromium: skipped only when /usr/bin/chromium, /usr/bin/chromedriver or
 selenium is missing (``make test`` installs them when it can: scripts/ensure_chromium.sh and the
 ``browser`` extra).
@@ -121,6 +123,36 @@ COMMONMARK_OUTPUT = (
     " notranslate'><span class='pre'>ledger</span></code> page, as {cite:p}<code class='docutils"
     " literal notranslate'><span class='pre'>paper000</span></code> states.</p></div></div>")
 
+
+def _dataframe_pages() -> tuple[str, str]:
+    """One table as a notebook cell shows it: raw (``DataFrame.to_html()``, what a cell whose
+    last expression is a DataFrame puts on the page) and through ``styled_table`` (the book's
+    rule; plain-word headers, so the page needs no MathJax)."""
+    import pandas as pd
+
+    from calnotes.tables import styled_table
+
+    df = pd.DataFrame({"n": [400, 400], "R_n": [0.058421, 0.044763],
+                       "R_n_se": [0.00029501, 0.00027913], "l2_holds": [1.0, 0.98]},
+                      index=pd.Index(["calibrated coin", "random population"],
+                                     name="population"))
+    styled = styled_table(df, digits=3, compact=True, caption="A caption.",
+                          names={"n": "samples", "R_n": "complexity",
+                                 "R_n_se": "standard error",
+                                 "l2_holds": "bound holds"}).to_html()
+
+    def cell(table: str) -> str:  # the theme's output box scrolls (calnotes.css: its cue)
+        return _book_page('<div class="cell_output docutils container"><div class="output '
+                          f'text_html" style="overflow-x: auto">{table}</div></div>')
+    return cell(df.to_html()), cell(styled)
+
+
+RAW_DATAFRAME, STYLED_DATAFRAME = _dataframe_pages()
+# the ledger's summary, built by hand: pandas' class, without pandas' border="1"
+LEDGER_TABLE = ('<table class="dataframe ledger-summary"><thead><tr><th>paper</th>'
+                "<th>results</th></tr></thead><tbody><tr><td>000</td><td>12</td></tr>"
+                "</tbody></table>")
+
 CUE = "scrollbar-color: #666 transparent"
 SHADOW = "background: linear-gradient(to left, #0003, transparent) right / 1em 100% no-repeat"
 
@@ -157,9 +189,10 @@ __FORMULA__
 </div></div>
 <pre style="overflow: auto; max-width: 600px">a code line too long for the column, which scrolls \
 on screen and wraps in print: x = 1; y = 2; z = 3; w = 4</pre>
+__LEDGER__
 """)
 
-GOOD = GOOD.replace("__SHADOW__", SHADOW).replace("__FORMULA__", _formula(500)).replace(
+GOOD = GOOD.replace("__LEDGER__", LEDGER_TABLE).replace("__SHADOW__", SHADOW).replace("__FORMULA__", _formula(500)).replace(
     "__FIGURES__",
     _figure("img/fig.png")                               # 12 px text at full size
     + _figure("img/fig_itxt.png", width=150, number="Fig. 2.3 ")  # 9 px: just the minimum
@@ -233,6 +266,10 @@ SITE = {
     "no_font_key.html": _page(_figure("img/plain.png")),
     "bad_font_key.html": _page(_figure("img/bad_key.png")),
     "svg_figure.html": _page(_figure("img/ok.svg")),
+    # a cell whose last expression is a DataFrame: pandas' default HTML, and the control, the
+    # same data through calnotes.tables.styled_table
+    "raw_dataframe.html": RAW_DATAFRAME,
+    "styled_dataframe.html": STYLED_DATAFRAME,
 }
 
 EXPECTED = {  # page: (check, a piece of the reason)
@@ -267,12 +304,14 @@ EXPECTED = {  # page: (check, a piece of the reason)
     "no_font_key.html": ("figure-text", "no calnotes:min_font_px text chunk"),
     "bad_font_key.html": ("figure-text", "no valid calnotes:min_font_px text chunk ('large')"),
     "svg_figure.html": ("figure-text", "not a PNG"),
+    "raw_dataframe.html": ("table", 'raw pandas table (DataFrame.to_html'),
 }
 ONLY = {  # pages that must fail for their one defect and nothing else
     "no_cue.html", "hidden_bar.html", "marginal_scroll.html", "narrow.html", "no_caption.html",
     "print_code.html", "print_table.html",
     "no_number.html", "number_only.html", "path_alt.html", "empty_alt.html", "repr_alt.html",
     "small_text.html", "no_font_key.html", "bad_font_key.html", "svg_figure.html",
+    "raw_dataframe.html",
 }
 
 
@@ -315,7 +354,8 @@ def test_every_defect_is_reported_with_its_page_and_reason(browser_available, si
         assert len(failures[page]) == 1, (page, failures[page])
     # the page that loads from elsewhere fails for that request, not for anything local
     assert all("cdn.example.org" in f["reason"] for f in failures["external.html"])
-    for page in ("good.html", "other.html", "sub/index.html", "index.html", "just_wide.html"):
+    for page in ("good.html", "other.html", "sub/index.html", "index.html", "just_wide.html",
+                 "styled_dataframe.html"):
         assert failures[page] == [], (page, failures[page])
     for page in ("good.html", "overflow.html"):
         shot = shots / (page.removesuffix(".html") + ".png")
@@ -391,3 +431,23 @@ def test_a_markdown_output_rendered_as_commonmark_is_flagged(browser_available, 
     roles = [r for c, r in reasons if c == "markup" and r.startswith("MyST role")]
     assert roles and "{doc}`\u2026` page" in roles[0], reasons
     assert {c for c, _ in reasons} == {"math", "markup"}, reasons
+
+
+def test_a_raw_pandas_table_is_flagged_and_a_styled_one_passes(browser_available, site,
+                                                               tmp_path):
+    """A cell whose last expression is a DataFrame shows pandas' default HTML (code-name
+    headers, five or six digits, a header row for the index's name): the check names the table
+    by its first header cells. The same data through styled_table, and the ledger's own table
+    (class "dataframe", no border) on the good page, pass."""
+    proc, failures = _run(site, tmp_path, "--pages", "raw_dataframe.html",
+                          "styled_dataframe.html", "good.html")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert failures["raw_dataframe.html"] == [{
+        "check": "table",
+        "reason": 'raw pandas table (DataFrame.to_html: code names for headers, unformatted'
+                  ' numbers, no caption), headers "n | R_n | R_n_se | l2_holds": show it'
+                  " through calnotes.tables.styled_table"}], failures
+    assert failures["styled_dataframe.html"] == [], failures
+    assert failures["good.html"] == [], failures
+    assert 'border="1" class="dataframe"' in RAW_DATAFRAME                # the real thing
+    assert 'class="dataframe' not in STYLED_DATAFRAME and 'id="T_' in STYLED_DATAFRAME
