@@ -44,7 +44,7 @@ Threads: ``--threads T`` sets, before NumPy is imported, ``OMP_NUM_THREADS``,
 ``OPENBLAS_NUM_THREADS``, ``MKL_NUM_THREADS`` and ``CALNOTES_THREADS`` (read by calnotes
 where supported) to T, and after import every module-level integer ``*WORKERS`` of the loaded
 calnotes modules (today ``_sorted.SORT_WORKERS``, its copy in ``_evalrows``,
-``evaluation._UC_WORKERS`` and ``poisson_binomial.FFT_WORKERS``; again after the warm-up, for
+``evaluation.utility_part._UC_WORKERS`` and ``poisson_binomial.FFT_WORKERS``; again after the warm-up, for
 modules imported lazily) and the floor's ``workers``; without it the library's defaults are
 used and the floor gets ``_sorted.SORT_WORKERS``. The settings read back are recorded.
 

@@ -17,7 +17,7 @@ Times, in one process:
   predictions do not have to fit);
 * on the first ``--fits`` rows (a size that fits in memory): the in-memory ``evaluate`` doing
   the same work (``significance=False, smooth_ece=False, utility=False`` and folded-normal l1
-  references, ``calnotes.evaluation.EXACT_L1_BUDGET = 0``) against the out-of-core path, and
+  references, ``calnotes.evaluation.entry.EXACT_L1_BUDGET = 0``) against the out-of-core path, and
   checks that they agree within the tolerances tests/test_scale.py derives from the rounding
   of the bin sums (absolute ``1e-12`` for l1 measures, ``2e-12 sqrt(value)`` for l2 measures,
   ``1e-12`` relative for the references).
@@ -125,7 +125,7 @@ def main(argv=None):
     p = np.array(np.load(probs, mmap_mode="r")[:m])
     y = np.array(np.load(labels, mmap_mode="r")[:m])
     from calnotes import evaluation
-    evaluation.EXACT_L1_BUDGET = 0          # folded-normal l1 references, as out of core
+    evaluation.entry.EXACT_L1_BUDGET = 0          # folded-normal l1 references, as out of core
     t_mem, rep_mem = timed(lambda: evaluate(p, labels=y, n_bins=BINS, significance=False,
                                             smooth_ece=False, utility=False, progress=False))
     with dask.config.set(scheduler="threads"):

@@ -747,7 +747,7 @@ def _measure_all(done: list, put) -> None:
 
 
 def _part(progress, name: str):
-    """``progress.part(name)`` (the report's clock: :class:`calnotes.evaluation._Work`) where
+    """``progress.part(name)`` (the report's clock: ``calnotes.evaluation.progress._Work``) where
     the caller passed one, else nothing: the time of references, p-values and intervals is then
     reported per part."""
     part = getattr(progress, "part", None)

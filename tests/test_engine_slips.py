@@ -8,7 +8,7 @@ the property test written for it (``tests/test_bootstrap_intervals.py``,
 A slip whose expression is no longer in the source fails its case too: the slips follow the
 code.  The slips:
 
-bootstrap intervals (``calnotes/_evalrows.py``, ``calnotes/evaluation.py``)
+bootstrap intervals (``calnotes/_evalrows.py``, ``calnotes/evaluation/entry.py``)
     quantile level ``1 - level`` or a fixed 0.05; deviations added instead of reflected;
     deviations from the value instead of the resamples' mean; NumPy's linear quantile
     positions; lower end not clipped at 0; resamples of ``n - 1`` rows, positions drawn
@@ -103,7 +103,7 @@ SLIPS = {
         'if n < MIN_ROWS_PER_BIN * r["n_bins"]:', 'if n <= MIN_ROWS_PER_BIN * r["n_bins"]:',
         boot.check_interval_rules),
     "min-bootstrap-boundary": (
-        "calnotes.evaluation", "_check_significance_options",
+        "calnotes.evaluation.entry", "_check_significance_options",
         "if 0 < bootstrap < MIN_BOOTSTRAP:", "if 0 < bootstrap <= MIN_BOOTSTRAP:",
         boot.check_interval_rules),
     "bennett-log2-once": (

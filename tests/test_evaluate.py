@@ -77,7 +77,7 @@ def test_folded_normal_fallback_is_close_for_large_bins(monkeypatch):
     rng = np.random.default_rng(2)
     P, y, _ = _calibrated(3000, 3, rng, sharp=1.0)
     exact = calnotes.evaluate(P, labels=y, n_bins=[3, 6])
-    monkeypatch.setattr(evaluation, "EXACT_L1_BUDGET", 0)
+    monkeypatch.setattr(evaluation.entry, "EXACT_L1_BUDGET", 0)
     approx = calnotes.evaluate(P, labels=y, n_bins=[3, 6])
     checked = 0
     for e, a in zip(exact.rows, approx.rows):
@@ -217,7 +217,7 @@ def test_folded_normal_width_reference_is_the_zero_bias_folded_normal(monkeypatc
     """The equal-width fallback, against the formula written out per column and bin."""
     rng = np.random.default_rng(8)
     P, y, _ = _calibrated(2000, 4, rng, sharp=1.5)
-    monkeypatch.setattr(evaluation, "EXACT_L1_BUDGET", 0)
+    monkeypatch.setattr(evaluation.entry, "EXACT_L1_BUDGET", 0)
     report = calnotes.evaluate(P, labels=y, n_bins=[7])
     got = {r["aggregation"]: r for r in report.rows if r["measure"] == "ECE"}
     conf = P.max(axis=1)
@@ -411,9 +411,9 @@ def test_utility_same_seed_same_json(monkeypatch, npz_file, capsys):
     real = utility._uc_families
     monkeypatch.setattr(utility, "_uc_families",
                         lambda *a, **k: used.append(k["workers"]) or real(*a, **k))
-    monkeypatch.setattr(evaluation, "_UC_THREAD_WORK", 1)
+    monkeypatch.setattr(evaluation.utility_part, "_UC_THREAD_WORK", 1)
     for workers in (1, 3):
-        monkeypatch.setattr(evaluation, "_UC_WORKERS", workers)
+        monkeypatch.setattr(evaluation.utility_part, "_UC_WORKERS", workers)
         assert _untimed(calnotes.evaluate(P, labels=y, rng=5, **kw).to_json()) == a
     assert used == [1, 3]
     # the same command prints the same JSON

@@ -67,7 +67,7 @@ def threads():
 @pytest.fixture
 def folded(monkeypatch):
     """In-memory l1 references by the folded-normal approximation, as out of core."""
-    monkeypatch.setattr(evaluation, "EXACT_L1_BUDGET", 0)
+    monkeypatch.setattr(evaluation.entry, "EXACT_L1_BUDGET", 0)
 
 
 def assert_same_report(mem, ooc):
@@ -95,13 +95,13 @@ def test_N7_hash_taken_at_load_time(tmp_path, monkeypatch):
     path = save_predictions(tmp_path / "race.npz", ya, probs=Pa)
     other = save_predictions(tmp_path / "b.npz", yb, probs=Pb)
     sha_a, sha_b = sha(path), sha(other)
-    real = evaluation._evalrows.binned_rows
+    real = calnotes._evalrows.binned_rows
 
     def replace_then_compute(*args, **kwargs):
         os.replace(other, path)                  # B replaces A after A was loaded
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(evaluation._evalrows, "binned_rows", replace_then_compute)
+    monkeypatch.setattr(calnotes._evalrows, "binned_rows", replace_then_compute)
     report = calnotes.evaluate(path, n_bins=[5], **FAST)
     assert sha(path) == sha_b                    # the file now holds B
     assert report.input_sha256 == sha_a
@@ -113,13 +113,13 @@ def test_N7_input_removed_during_run_keeps_the_report(tmp_path, monkeypatch, cap
     P, y = calibrated(200, 3, 3)
     path = save_predictions(tmp_path / "gone.npz", y, probs=P)
     expected = sha(path)
-    real = evaluation._evalrows.binned_rows
+    real = calnotes._evalrows.binned_rows
 
     def remove_then_compute(*args, **kwargs):
         os.remove(path)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(evaluation._evalrows, "binned_rows", remove_then_compute)
+    monkeypatch.setattr(calnotes._evalrows, "binned_rows", remove_then_compute)
     out = tmp_path / "out"
     assert cli.main(["evaluate", str(path), *CLI_FAST, "--out", str(out)]) == 0
     printed = capsys.readouterr().out
@@ -152,13 +152,13 @@ def test_N7_labels_file_hashed_at_load_time(tmp_path, monkeypatch):
     np.save(tmp_path / "p.npy", P)
     np.save(tmp_path / "y.npy", y)
     expected = sha(tmp_path / "y.npy")
-    real = evaluation._evalrows.binned_rows
+    real = calnotes._evalrows.binned_rows
 
     def rewrite_labels(*args, **kwargs):
         np.save(tmp_path / "y.npy", np.zeros_like(y))
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(evaluation._evalrows, "binned_rows", rewrite_labels)
+    monkeypatch.setattr(calnotes._evalrows, "binned_rows", rewrite_labels)
     report = calnotes.evaluate(tmp_path / "p.npy", labels=tmp_path / "y.npy", n_bins=[5], **FAST)
     assert report.labels_sha256 == expected != sha(tmp_path / "y.npy")
     assert report.input_sha256 == sha(tmp_path / "p.npy")
@@ -210,7 +210,7 @@ def test_N9_force_run_failing_halfway_keeps_the_earlier_set(tmp_path, monkeypatc
     def denied(*args, **kwargs):
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(evaluation, "_sharpness_figure", denied)
+    monkeypatch.setattr(evaluation.entry, "_sharpness_figure", denied)
     assert cli.main(["evaluate", str(second), *CLI_FAST, "--out", str(out), "--force"]) == 2
     captured = capsys.readouterr()
     assert "second.npz: n = 80" in captured.out            # the table came first
@@ -288,7 +288,7 @@ def test_NL16_dangling_symlink_out_refused_before_computing(tmp_path, capsys, mo
     def never(*args, **kwargs):
         raise AssertionError("computed before --out was checked")
 
-    monkeypatch.setattr(evaluation._evalrows, "binned_rows", never)
+    monkeypatch.setattr(calnotes._evalrows, "binned_rows", never)
     assert cli.main(["evaluate", str(path), *CLI_FAST, "--out", str(link)]) == 2
     captured = capsys.readouterr()
     assert captured.out == ""

@@ -244,9 +244,9 @@ def test_parts_never_overlap(monkeypatch):
     """A part inside another (binned_rows timing its references) pauses the outer clock: on a
     clock that ticks 1 s per reading, the parts add up to the total exactly."""
     ticks = iter(range(100))
-    monkeypatch.setattr(evaluation, "time", types.SimpleNamespace(perf_counter=lambda: next(
-        ticks)))
-    work = evaluation._Work()                      # reads 0
+    clock = types.SimpleNamespace(perf_counter=lambda: next(ticks))
+    monkeypatch.setattr(evaluation.progress, "time", clock)
+    work = evaluation.progress._Work()                      # reads 0
     with work.part("binned_rows"):                 # 1
         with work.part("references"):              # 2 .. 3
             pass
@@ -292,7 +292,7 @@ def test_the_bar_covers_the_whole_computation(monkeypatch, fitted, tmp_path, cap
     _, _, y, P = fitted
     seen = {}
 
-    class Spy(evaluation._Work):
+    class Spy(evaluation.progress._Work):
         def show(self, show, units):
             seen["show"], seen["units"] = show, dict(units)
             seen["done"] = 0
@@ -302,7 +302,7 @@ def test_the_bar_covers_the_whole_computation(monkeypatch, fitted, tmp_path, cap
             seen["done"] += units
             super().update(units)
 
-    monkeypatch.setattr(evaluation, "_Work", Spy)
+    monkeypatch.setattr(evaluation.entry, "_Work", Spy)
     cn.evaluate(P, labels=y, out=tmp_path / "r", **{**OPTIONS, "progress": True})
     assert seen["show"] is True
     assert {name for name, units in seen["units"].items() if units} == {

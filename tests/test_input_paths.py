@@ -380,10 +380,10 @@ def test_evaluate_progress_bar(monkeypatch, capsys):
     cn.evaluate(P, **kwargs)                 # 600 entries: far below PROGRESS_ENTRIES
     assert capsys.readouterr().err == ""
     assert P.size < evaluation.PROGRESS_ENTRIES
-    monkeypatch.setattr(evaluation, "PROGRESS_ENTRIES", 600)   # as if the input were large
+    monkeypatch.setattr(evaluation.progress, "PROGRESS_ENTRIES", 600)   # as if the input were large
     cn.evaluate(P, **kwargs)                 # ... but standard error is not a terminal
     assert capsys.readouterr().err == ""
-    monkeypatch.setattr(evaluation, "_stderr_is_terminal", lambda: True)
+    monkeypatch.setattr(evaluation.progress, "_stderr_is_terminal", lambda: True)
     cn.evaluate(P, **kwargs)
     assert "calnotes evaluate" in capsys.readouterr().err
     cn.evaluate(P, progress=False, **kwargs)
@@ -399,8 +399,8 @@ def test_cli_evaluate_shows_the_progress_bar_on_large_inputs(tmp_path, monkeypat
     assert cli.main(argv) == 0
     small = capsys.readouterr()
     assert "calnotes evaluate" not in small.err and "l2-QECE" in small.out
-    monkeypatch.setattr(evaluation, "PROGRESS_ENTRIES", 300)
-    monkeypatch.setattr(evaluation, "_stderr_is_terminal", lambda: True)
+    monkeypatch.setattr(evaluation.progress, "PROGRESS_ENTRIES", 300)
+    monkeypatch.setattr(evaluation.progress, "_stderr_is_terminal", lambda: True)
     assert cli.main(argv) == 0
     large = capsys.readouterr()
     assert "calnotes evaluate" in large.err and "l2-QECE" in large.out

@@ -138,7 +138,7 @@ def test_memory_error_on_the_command_line_is_one_line(tmp_path, monkeypatch, cap
     def exhausted(*args, **kwargs):
         raise MemoryError("Unable to allocate 7.11 PiB for an array with shape (10, 10)")
 
-    monkeypatch.setattr(evaluation, "_evaluate_in_memory", exhausted)
+    monkeypatch.setattr(evaluation.entry, "_evaluate_in_memory", exhausted)
     y = np.arange(20) % 2
     cn.save_predictions(tmp_path / "p.npz", y, probs=np.full((20, 2), 0.5))
     assert cli.main(["evaluate", str(tmp_path / "p.npz")]) == 2
@@ -146,7 +146,7 @@ def test_memory_error_on_the_command_line_is_one_line(tmp_path, monkeypatch, cap
     assert err.count("\n") == 1 and "Traceback" not in err
     assert err.startswith("calnotes: error: out of memory (Unable to allocate 7.11 PiB")
     assert "--out-of-core" in err
-    monkeypatch.setattr(evaluation, "_evaluate_in_memory",
+    monkeypatch.setattr(evaluation.entry, "_evaluate_in_memory",
                         lambda *a, **k: (_ for _ in ()).throw(MemoryError()))
     assert cli.main(["evaluate", str(tmp_path / "p.npz")]) == 2
     assert capsys.readouterr().err.startswith("calnotes: error: out of memory; evaluate")

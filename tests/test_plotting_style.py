@@ -154,7 +154,7 @@ def _library_figures():
         _sharpness_result(), title="a model").figure
     figs["corp_diagram"] = corp_diagram(y, p, label="model").figure
     figs["classwise_reliability"] = classwise_reliability(yk, P, 10)[0].figure
-    from calnotes.evaluation import _reliability_figure, _sharpness_figure
+    from calnotes.evaluation.figures import _reliability_figure, _sharpness_figure
 
     figs["evaluate reliability.png"] = _reliability_figure(y, np.column_stack([1 - p, p]), 15,
                                                            "model.npz")

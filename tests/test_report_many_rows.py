@@ -18,7 +18,8 @@ import numpy as np
 import pytest
 
 import calnotes as cn
-from calnotes.evaluation import _uc_noise_level, p_value_summary
+from calnotes.evaluation import p_value_summary
+from calnotes.evaluation.utility_part import _uc_noise_level
 from calnotes.utility import uc_from_values
 
 

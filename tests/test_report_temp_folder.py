@@ -43,17 +43,17 @@ def _interrupting(monkeypatch, report, exc_factory):
 
 def test_ctrl_c_while_writing_leaves_nothing(tmp_path, report, monkeypatch):
     seen = []
-    real_publish = evaluation._place
+    real_publish = evaluation.publish._place
 
     def watching(out, tmp, makers, force):
         seen.append(tmp)
         return real_publish(out, tmp, makers, force)
 
-    monkeypatch.setattr(evaluation, "_place", watching)
+    monkeypatch.setattr(evaluation.publish, "_place", watching)
     _interrupting(monkeypatch, report, KeyboardInterrupt)
     with pytest.raises(KeyboardInterrupt):
         report.write(tmp_path / "out")
-    assert seen and seen[0].name.startswith(f".out.calnotes-{evaluation._writer_tag()}-")
+    assert seen and seen[0].name.startswith(f".out.calnotes-{evaluation.publish._writer_tag()}-")
     assert not seen[0].exists()
     assert _leftovers(tmp_path) == [] and not (tmp_path / "out").exists()
 
@@ -96,7 +96,7 @@ def _dead_pid() -> int:
 
 
 def test_next_run_removes_folders_of_ended_writers_only(tmp_path, report):
-    host = evaluation._writer_tag().split("-")[0]
+    host = evaluation.publish._writer_tag().split("-")[0]
     dead = tmp_path / f".out.calnotes-{host}-{_dead_pid()}-k1l2m3n4"
     alive = tmp_path / f".out.calnotes-{host}-{os.getppid()}-a1b2c3d4"  # a running process
     foreign = tmp_path / f".out.calnotes-0badc0de-{_dead_pid()}-zz99yy88"  # another host
@@ -116,7 +116,7 @@ def test_next_run_removes_folders_of_ended_writers_only(tmp_path, report):
 
 
 def test_a_folder_holding_an_earlier_report_not_put_back_is_kept(tmp_path, report):
-    host = evaluation._writer_tag().split("-")[0]
+    host = evaluation.publish._writer_tag().split("-")[0]
     kept = tmp_path / f".out.calnotes-{host}-{_dead_pid()}-e5r6t7y8"
     (kept / ".earlier").mkdir(parents=True)
     (kept / ".earlier" / "report.json").write_text("{}")
@@ -128,7 +128,7 @@ def test_killed_writer_leftover_inside_out_is_removed(tmp_path, report):
     # the fallback place: inside out, when out's parent cannot be written
     out = tmp_path / "out"
     out.mkdir()
-    host = evaluation._writer_tag().split("-")[0]
+    host = evaluation.publish._writer_tag().split("-")[0]
     stale = out / f".calnotes-{host}-{_dead_pid()}-p0o9i8u7"
     stale.mkdir()
     report.write(out, figure=False)

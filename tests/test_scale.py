@@ -21,7 +21,7 @@ distributed = pytest.importorskip("distributed")
 
 import dask.array as da  # noqa: E402
 
-from calnotes import evaluate, evaluation  # noqa: E402
+from calnotes import as_predictions, evaluate, evaluation  # noqa: E402
 from calnotes import scale  # noqa: E402
 from calnotes.data import save_predictions  # noqa: E402
 
@@ -39,7 +39,7 @@ def client():
 @pytest.fixture
 def folded(monkeypatch):
     """In-memory l1 references by the folded-normal approximation, as out of core."""
-    monkeypatch.setattr(evaluation, "EXACT_L1_BUDGET", 0)
+    monkeypatch.setattr(evaluation.entry, "EXACT_L1_BUDGET", 0)
 
 
 def in_memory(P, y, ties="average", bins=BINS):
@@ -216,9 +216,9 @@ def test_options_that_do_not_apply_out_of_core(tmp_path):
     P, y = tied_problem(n=60, k=3)
     x = da.from_array(P, chunks=(20, -1))
     with pytest.raises(ValueError, match="kind: logits are not supported out of core"):
-        evaluate(evaluation.as_predictions(x, y, kind="logits"))
+        evaluate(as_predictions(x, y, kind="logits"))
     with pytest.raises(ValueError, match="renormalize: a loader option"):
-        evaluate(evaluation.as_predictions(x, y, renormalize=True))
+        evaluate(as_predictions(x, y, renormalize=True))
     with pytest.raises(TypeError, match="out_of_core .*expected True, False or None"):
         evaluate(x, labels=y, out_of_core="yes")
     csv = tmp_path / "p.csv"

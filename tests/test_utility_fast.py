@@ -301,7 +301,7 @@ def test_workers_use_every_available_cpu():
     from calnotes import evaluation
 
     if hasattr(os, "sched_getaffinity") and not os.environ.get("CALNOTES_THREADS"):
-        assert evaluation._UC_WORKERS == len(os.sched_getaffinity(0))
+        assert evaluation.utility_part._UC_WORKERS == len(os.sched_getaffinity(0))
         assert ut._default_workers() == len(os.sched_getaffinity(0))
 
 

@@ -47,7 +47,7 @@ def configure(text):
     threads = int(threads)
     for mod in (_sorted, _evalrows):
         mod.SORT_WORKERS = threads
-    evaluation._UC_WORKERS = threads
+    evaluation.utility_part._UC_WORKERS = threads
     for (mod, name), value in DEFAULTS.items():
         setattr(mod, name, 1 if mode == "all" else value)
 
