@@ -22,7 +22,7 @@ markup        no Markdown or MyST markup is left as text in the main column (out
               row of a pipe table (``|---|--:|``, dashes possibly turned into en/em dashes) or
               a directive fence (``:::{prf:theorem}``). A ``Markdown(...)`` output that myst-nb
               renders as CommonMark (a page without ``render_markdown_format: myst``) shows all
-              three, and its ``$...$`` as raw TeX (reader findings 4, N1). Both this check and
+              three, and its ``$...$`` as raw TeX. Both this check and
               the raw TeX part of ``math`` run in :func:`raw_markup`, on each block's text.
 request       no resource is requested from outside the book's own files (anything but the
               local server, ``data:`` and ``blob:``), and no local file is missing (HTTP >= 400).
