@@ -11,7 +11,7 @@ process after an untimed warm-up call on the first rows, round-robin over the th
 * ``evaluate_binned``: every default binned row (3 bin counts x ECE, l1-QECE, l2-QECE x
   confidence, class-wise), their calibrated references, p-values (exact or 200 Monte Carlo
   draws) and bootstrap intervals, SmoothECE, the proper losses -- no utility calibration
-  (``utility=False``): the issue's target;
+  (``utility=False``): the speed target;
 * ``evaluate_full``: the same plus utility calibration (U_TCE, U_CWE, U_topK and 500 + 500
   sampled utilities), i.e. ``calnotes evaluate`` with its defaults (information only).
 

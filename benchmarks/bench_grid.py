@@ -1,4 +1,4 @@
-"""Speed at every size (issue 20, item 1): `calnotes.evaluate` on a grid of sizes, each point
+"""Speed at every size: `calnotes.evaluate` on a grid of sizes, each point
 against its floor, the threaded column sort of the same matrix on the same threads.
 
     .venv/bin/python benchmarks/bench_grid.py [--points 50000x1000,500x2 --repeats 3
@@ -7,9 +7,9 @@ against its floor, the threaded column sort of the same matrix on the same threa
     .venv/bin/python benchmarks/bench_grid.py --list           # the points and the skipped ones
 
 The grid: n in {500, 10^4, 10^5, 10^6} x k in {2, 10, 100, 1000}, where the float64 matrix
-fits (n k <= 10^8; n k = 10^8, 800 MB, only with ``--large``), plus the issue's named point
-50,000 x 1,000 (run first), two points with the bin count close to n (``200000x2:m200000``,
-the case of finding N-L17, and ``10000x10:m5000``), ``50000x2`` (the most rows at which the
+fits (n k <= 10^8; n k = 10^8, 800 MB, only with ``--large``), plus the named target point
+50,000 x 1,000 (run first), two points with the bin count close to n (``200000x2:m200000``
+and ``10000x10:m5000``), ``50000x2`` (the most rows at which the
 one-second target of n k <= 10^5 applies) and five tie-heavy variants (``:ties``, the
 probabilities rounded to two decimals, as predictions exported to a CSV often are; the
 one-second target applies to them too). A point is written ``NxK[:mM][:ties]``.
@@ -23,7 +23,8 @@ times, round-robin, ``--repeats`` times each:
 * ``full``: ``calnotes.evaluate(P, labels=y, progress=False)``, the full default report
   (every row, reference, p-value, interval, SmoothECE and utility calibration);
 * ``bare`` (the ``:m`` points and 10^6 x 2): ``utility=False, significance=False``, the call
-  of N-L17 and the memory comparison of issue 20, item 3 (with and without significance).
+  with m close to n, and the memory comparison with and without significance (the full
+  report should not need five times the memory of the bare one).
 
 after five untimed floor calls (which fix its loop count) and one untimed warm-up
 ``evaluate`` on the first ``min(200, n // 2)`` rows. A call slower than ``--slow`` seconds is
@@ -48,8 +49,8 @@ calnotes modules (today ``_sorted.SORT_WORKERS``, its copy in ``_evalrows``,
 modules imported lazily) and the floor's ``workers``; without it the library's defaults are
 used and the floor gets ``_sorted.SORT_WORKERS``. The settings read back are recorded.
 
-Targets (printed PASS/FAIL, recorded): the full report at most 1 s where n k <= 10^5 (the
-issue states it for two cores); at 50,000 x 1,000 ``utility_off`` at most 3x and ``full`` at
+Targets (printed PASS/FAIL, recorded): the full report at most 1 s where n k <= 10^5 (stated
+for two cores); at 50,000 x 1,000 ``utility_off`` at most 3x and ``full`` at
 most 5x the floor. Writes ``--out`` (default ``benchmarks/grid_results_<cpus>cores.json``,
 ``..._t<T>.json`` when T differs from the CPU count) after every point, and exits 1 when a
 target fails or a point does not finish. See benchmarks/README.md, "Speed at every size".
@@ -73,7 +74,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 N_VALUES = (500, 10_000, 100_000, 1_000_000)
 K_VALUES = (2, 10, 100, 1000)
-NAMED = "50000x1000"                 # the issue's named point
+NAMED = "50000x1000"                 # the named target point
 EXTRA = ("200000x2:m200000", "10000x10:m5000", "50000x2", "10000x2:ties", "10000x10:ties",
          "50000x2:ties", "100000x2:ties", "10000x100:ties")
 QUICK = ("500x2", "500x10", "10000x2", "2000x2:m1000", "2000x10:ties")

@@ -4,7 +4,7 @@
                                                --repeats 5 --out benchmarks/ties_results.json]
 
 Two problems with heavy ties, the rows sorted by label (the order that makes ties leak the
-labels into the bins, finding H1 of the input review):
+labels into the bins under ``ties="position"``):
 
 * binary: ``n`` predictions rounded to two decimals (101 distinct values), l1- and l2-QECE with
   15 equal-mass bins;

@@ -1,4 +1,4 @@
-"""Utility calibration of many two-class utilities from two running sums (issue 20).
+"""Utility calibration of many two-class utilities from two running sums.
 
 With two classes, every linear utility ``a = (a_0, a_1)`` and every rank utility
 ``theta = (theta_1, theta_2)`` is a pair of weights ``(w_x, w_z)`` on two columns ``x`` and

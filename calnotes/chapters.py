@@ -920,7 +920,7 @@ def _kernel_manager_class(folder: str | os.PathLike | None = None):
 
 
 def _python_translator():
-    """papermill's Python translator with two changes (N8): a tuple is injected as a tuple
+    """papermill's Python translator with two changes: a tuple is injected as a tuple
     literal (papermill writes unknown types with ``str()``, so ``(4, 60, 6)`` arrived as the
     string ``"(4, 60, 6)"``), and the parameters cell is read with :func:`parse_parameters`
     (papermill's line parser warns "Unable to parse line" on a comment holding ``=``)."""

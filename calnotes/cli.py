@@ -34,12 +34,16 @@ last ``--bins`` value that is not a number is read as the file).
 from __future__ import annotations
 
 import argparse
+import inspect
 import os
 import re
 import sys
 from pathlib import Path
 
 from . import chapters as _chapters
+from ._validate import RENORMALIZE_TOL
+from .evaluation import DEFAULT_BINS, PROGRESS_ENTRIES
+from .significance import MIN_BOOTSTRAP, MIN_DRAWS
 
 
 def _cmd_chapters(args) -> int:
@@ -135,20 +139,18 @@ def _loader_options(args) -> dict:
 
 
 def _cmd_evaluate(args) -> int:
-    from .evaluation import DEFAULT_UTILITY_SAMPLES, check_out, evaluate
+    from .evaluation import check_out, evaluate
     from .inputs import DeferredInput
 
     if args.out is not None:
         check_out(args.out, force=args.force)     # before anything is loaded or computed
-    samples = (DEFAULT_UTILITY_SAMPLES if args.utility_samples is None
-               else args.utility_samples)
     options = dict(_loader_options(args), kind="logits" if args.logits else None,
                    allow_pickle=args.allow_pickle, split=args.split)
     # read by evaluate once its own options are checked (calnotes.as_predictions passes on
     # only the options that differ from their defaults)
     source = DeferredInput(args.predictions, args.labels, options)
     report = evaluate(source, n_bins=args.bins, ties=args.ties, utility=not args.no_utility,
-                      utility_samples=samples, rng=args.seed,
+                      utility_samples=args.utility_samples, rng=args.seed,
                       significance=not args.no_significance, draws=args.draws,
                       bootstrap=args.bootstrap, progress=args.progress,
                       out_of_core=True if args.out_of_core else None)
@@ -206,15 +208,33 @@ def _fix_evaluate_args(args) -> None:
                           " (the optional tolerance)")
             args.predictions, args.renormalize = args.renormalize, True
     elif args.renormalize is None:
-        args.renormalize = False
+        from .inputs import as_predictions
+        args.renormalize = _default(as_predictions, "renormalize")
     if args.predictions is None:
         sub.error("the following arguments are required: PREDICTIONS")
 
 
+def _default(function, name: str):
+    """The default of ``function``'s parameter ``name``.  Every default of the command line is
+    the library's (this, or a constant the library uses), never a copy of its value:
+    tests/test_cli_defaults.py compares each option with the parameter it sets."""
+    return inspect.signature(function).parameters[name].default
+
+
 def build_parser() -> argparse.ArgumentParser:
+    from .coursework import MAX_JOBS, check_submissions
+    from .evaluation import evaluate
+    from .inputs import as_predictions
+
+    def checks(name):
+        return _default(check_submissions, name)
+
+    def evaluates(name):
+        return _default(evaluate, name)
+
     parser = argparse.ArgumentParser(prog="calnotes", description=__doc__.split("\n\n")[0])
     parser.add_argument("--version", action="version", version=_version())
-    parser.add_argument("--book", default=None,
+    parser.add_argument("--book", default=_default(_chapters.list_chapters, "root"),
                         help="folder holding _toc.yml (default: found from the current directory)")
     sub = parser.add_subparsers(dest="command", required=True)
     p_list = sub.add_parser("chapters", help="list chapters and their parameters")
@@ -228,6 +248,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="output folder (not in the book's sources, the calnotes package,"
                        " the tests or the repository's root; one run at a time)")
     p_run.add_argument("--force", action="store_true",
+                       default=_default(_chapters.run_chapter, "force"),
                        help="overwrite an existing output (never a source file)")
     p_run.set_defaults(func=_cmd_run)
     p_check = sub.add_parser(
@@ -242,29 +263,34 @@ def build_parser() -> argparse.ArgumentParser:
     p_check.add_argument("submission", metavar="SUBMISSION", nargs="+",
                          help="a submitted .ipynb, or a folder of them (one per student: the"
                          " file name is the student); every file in a folder gets a row")
-    p_check.add_argument("--out", metavar="DIR", help="write summary.csv (student x exercise)"
+    p_check.add_argument("--out", default=checks("out"), metavar="DIR",
+                         help="write summary.csv (student x exercise)"
                          " and details.csv (with the hints) into DIR, after every notebook;"
                          " a rerun into DIR resumes (unchanged notebooks keep their rows)")
-    p_check.add_argument("--force", action="store_true",
+    p_check.add_argument("--force", action="store_true", default=checks("force"),
                          help="start DIR afresh instead of resuming an earlier check")
-    p_check.add_argument("--timeout", type=int, default=120, metavar="S",
-                         help="seconds per cell before it is interrupted (default 120)")
-    p_check.add_argument("--notebook-timeout", type=int, default=900, metavar="S",
-                         help="seconds per notebook in all before it is stopped (default 900)")
-    p_check.add_argument("--time-budget", type=float, metavar="S",
+    p_check.add_argument("--timeout", type=int, default=checks("timeout"), metavar="S",
+                         help="seconds per cell before it is interrupted (default"
+                         f" {checks('timeout')})")
+    p_check.add_argument("--notebook-timeout", type=int, default=checks("notebook_timeout"),
+                         metavar="S", help="seconds per notebook in all before it is stopped"
+                         f" (default {checks('notebook_timeout')})")
+    p_check.add_argument("--time-budget", type=float, default=checks("time_budget"),
+                         metavar="S",
                          help="seconds for the whole batch; notebooks not started by then are"
                          " 'not checked' (a rerun into the same --out resumes)")
-    p_check.add_argument("--jobs", type=int, metavar="N",
-                         help="notebooks run at once (default: the cores available, at most 8)")
-    p_check.add_argument("--memory", type=int, default=4096, metavar="MB",
+    p_check.add_argument("--jobs", type=int, default=checks("jobs"), metavar="N",
+                         help="notebooks run at once (default: the cores available, at most"
+                         f" {MAX_JOBS})")
+    p_check.add_argument("--memory", type=int, default=checks("memory_mb"), metavar="MB",
                          help="memory (address space) per process of a submission (default"
-                         " 4096)")
-    p_check.add_argument("--exercises", metavar="LABEL,...",
+                         f" {checks('memory_mb')})")
+    p_check.add_argument("--exercises", default=checks("exercises"), metavar="LABEL,...",
                          help="the exercises assigned (default: those in at least half of the"
                          " notebooks); a notebook with none of them is 'other notebook'")
-    p_check.add_argument("--kernel", default="python3",
-                         help="Jupyter kernel that runs the notebooks (default python3: this"
-                         " Python, with calnotes)")
+    p_check.add_argument("--kernel", default=checks("kernel"),
+                         help="Jupyter kernel that runs the notebooks (default"
+                         f" {checks('kernel')}: this Python, with calnotes)")
     p_check.set_defaults(func=_cmd_check_notebook)
     p_eval = sub.add_parser("evaluate", help="evaluate the calibration of a predictions file")
     p_eval.add_argument("predictions", metavar="PREDICTIONS", nargs="?",
@@ -274,7 +300,8 @@ def build_parser() -> argparse.ArgumentParser:
     p_eval.add_argument("--logits", action="store_true",
                         help="the .npy/.csv predictions are logits, not probabilities")
     p_eval.add_argument("--bins", nargs="+", action="extend", metavar="M",
-                        help="bin counts (default: 15 20 100); --bins 15 20 or --bins 15,20"
+                        help="bin counts (default:"
+                        f" {' '.join(map(str, DEFAULT_BINS))}); --bins 15 20 or --bins 15,20"
                         " (a repeated --bins adds its counts: --bins 15 --bins 20 is --bins"
                         " 15 20); counts above n get the equal-width ECE rows only")
     p_eval.add_argument("--out", metavar="DIR", help="write report.json, report.csv,"
@@ -289,8 +316,10 @@ def build_parser() -> argparse.ArgumentParser:
     p_eval.add_argument("--allow-pickle", action="store_true",
                         help="read a NN_calibration pickle file (only for files you trust:"
                         " unpickling can run code)")
-    p_eval.add_argument("--split", choices=("test", "val"), default="test",
-                        help="split of a NN_calibration pickle (default test)")
+    p_eval.add_argument("--split", choices=("test", "val"),
+                        default=_default(as_predictions, "split"),
+                        help="split of a NN_calibration pickle (default"
+                        f" {_default(as_predictions, 'split')})")
     csv_opts = p_eval.add_argument_group("CSV and loader options")
     csv_opts.add_argument("--label-column", metavar="NAME",
                           help="name of the label column (with --no-header: its 0-based index)")
@@ -311,11 +340,12 @@ def build_parser() -> argparse.ArgumentParser:
                           help="the CSV file has no header row")
     csv_opts.add_argument("--renormalize", nargs="?", const=True, default=None, metavar="TOL",
                           help="divide rows by their sums when they are within TOL of 1"
-                          " (rounded probabilities; default TOL 0.02); the report notes it")
+                          f" (rounded probabilities; default TOL {RENORMALIZE_TOL:g}); the report"
+                          " notes it")
     csv_opts.add_argument("--force-logits", action="store_true",
                           help="with --logits: read the predictions as logits even if they"
                           " look like probabilities")
-    p_eval.add_argument("--ties", choices=("average", "position"), default="average",
+    p_eval.add_argument("--ties", choices=("average", "position"), default=evaluates("ties"),
                         help="equal-mass tie rule: average over the orders of tied predictions"
                         " (default; independent of the row order) or eq. (1) with ties in"
                         " input order")
@@ -323,28 +353,34 @@ def build_parser() -> argparse.ArgumentParser:
     utility.add_argument("--no-utility", action="store_true",
                          help="skip utility calibration (UC over U_TCE, U_CWE, U_topK and the"
                          " eCDF over sampled U_lin, U_rank utilities)")
-    utility.add_argument("--utility-samples", type=int, default=None, metavar="M",
-                         help="utilities sampled from each of U_lin and U_rank for the eCDF"
-                         " (default 500)")
-    utility.add_argument("--seed", type=int, default=0, metavar="S",
+    utility.add_argument("--utility-samples", type=int, default=evaluates("utility_samples"),
+                         metavar="M", help="utilities sampled from each of U_lin and U_rank for"
+                         f" the eCDF (default {evaluates('utility_samples')})")
+    utility.add_argument("--seed", type=int, default=evaluates("rng"), metavar="S",
                          help="seed of the sampled utilities and of the p-values' and intervals'"
-                         " draws (default 0: the same command gives the same numbers)")
+                         f" draws (default {evaluates('rng')}: the same command gives the same"
+                         " numbers)")
     sig = p_eval.add_argument_group("significance")
     sig.add_argument("--no-significance", action="store_true",
                      help="skip the p-values under the calibrated null and the bootstrap"
                      " intervals")
-    sig.add_argument("--draws", type=int, default=200, metavar="R",
+    sig.add_argument("--draws", type=int, default=evaluates("draws"), metavar="R",
                      help="Monte Carlo draws of the calibrated null where no exact law is"
-                     " available (default 200, at least 19)")
-    sig.add_argument("--bootstrap", type=int, default=200, metavar="B",
-                     help="bootstrap resamples for the intervals (default 200; 0: none;"
-                          " otherwise at least 19)")
+                     " available: class-wise rows, equal-mass bins split by ties (default"
+                     f" {evaluates('draws')}, at least {MIN_DRAWS}).  R also caps the width"
+                     " of an exact p-value's bracket at 1/(2 sqrt R): a larger R sends more"
+                     " confidence and binary rows with many bins to Monte Carlo")
+    sig.add_argument("--bootstrap", type=int, default=evaluates("bootstrap"), metavar="B",
+                     help="bootstrap resamples for the intervals (default"
+                     f" {evaluates('bootstrap')}; 0: none; otherwise at least {MIN_BOOTSTRAP})")
     p_eval.add_argument("--timings", action="store_true",
                         help="print how long each part took (loading, scores, binned rows,"
                         " SmoothECE, utility, writing; also in the JSON's timings)")
-    p_eval.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+    p_eval.add_argument("--progress", action=argparse.BooleanOptionalAction,
+                        default=evaluates("progress"),
                         help="a progress bar on stderr over the whole computation (default:"
-                        " on a terminal for inputs of at least 2,000,000 probabilities)")
+                        f" on a terminal for inputs of at least {PROGRESS_ENTRIES:,}"
+                        " probabilities)")
     scale = p_eval.add_argument_group("scale")
     scale.add_argument("--out-of-core", action="store_true",
                        help="evaluate in bounded memory with Dask (pip install"

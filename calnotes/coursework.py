@@ -60,12 +60,11 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import exercises as _exercises
 from .chapters import find_book_root
 
 __all__ = ["Exercise", "exercise_index", "Submission", "check_submissions",
-           "find_submissions", "write_csv", "containment", "VERDICTS", "MAX_NOTEBOOK_BYTES",
-           "KEPT_ENVIRONMENT"]
+           "find_submissions", "write_csv", "containment", "VERDICTS", "MAX_JOBS",
+           "MAX_NOTEBOOK_BYTES", "KEPT_ENVIRONMENT"]
 
 _EXERCISE = re.compile(r"^(`{3,}|:{3,})\{exercise(?:-start)?\}[^\n]*\n(?::[^\n]*\n)*?"
                        r":label:\s*(\S+)", re.MULTILINE)
@@ -97,6 +96,8 @@ def exercise_index(root: str | Path | None = None) -> list:
         :data:`calnotes.exercises.NO_CHECKER` (the index would be wrong about it).
     """
     import yaml
+
+    from . import exercises as _exercises    # here: it imports sympy (half a second)
 
     root = find_book_root(root)
     toc = yaml.safe_load((root / "_toc.yml").read_text())
@@ -137,6 +138,8 @@ def _files(entries) -> list:
 # ---------------------------------------------------------------------------------------------
 # submissions: one row per file found
 # ---------------------------------------------------------------------------------------------
+#: Most notebooks run at once by default (``jobs=None``: the cores available, up to this).
+MAX_JOBS = 8
 #: Largest notebook file read (bytes): a course notebook with all its figures is a few MB; a
 #: larger file is reported, not read.
 MAX_NOTEBOOK_BYTES = 50 * 2 ** 20
@@ -687,7 +690,8 @@ def check_submissions(paths, *, timeout: int = 120, notebook_timeout: int = 900,
     kernel : str
         The Jupyter kernel that runs the notebooks (default ``python3``).
     jobs : int, optional
-        Notebooks run at once (default: the cores available to this process, at most 8).
+        Notebooks run at once (default: the cores available to this process, at most
+        :data:`MAX_JOBS`).
     memory_mb : int
         Address space allowed to each process of a submission.
     time_budget : float, optional
@@ -718,7 +722,7 @@ def check_submissions(paths, *, timeout: int = 120, notebook_timeout: int = 900,
             raise ValueError(f"{name} (command line: {flag}): expected a whole number of at"
                              f" least {low}, got {value!r}")
     if jobs is None:
-        jobs = min(8, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+        jobs = min(MAX_JOBS, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
                    else os.cpu_count() or 1)
     if not isinstance(jobs, int) or isinstance(jobs, bool) or jobs < 1:
         raise ValueError(f"jobs (command line: --jobs): expected a positive whole number,"
@@ -728,6 +732,8 @@ def check_submissions(paths, *, timeout: int = 120, notebook_timeout: int = 900,
         raise ValueError(f"time_budget (command line: --time-budget): expected a positive"
                          f" number of seconds, got {time_budget!r}")
     if exercises is not None:
+        from . import exercises as _exercises
+
         unknown = sorted(set(exercises) - set(_exercises.labels()))
         if unknown:
             raise ValueError(f"exercises (command line: --exercises): {', '.join(unknown)}:"

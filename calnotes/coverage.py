@@ -36,7 +36,7 @@ The p-values (calibrated populations only: the null holds): the share of test se
 super-uniform; the exact ones are the upper end of a certified bracket and discrete).
 
 Chapter "Evaluate your own model" (``book/practice/evaluate``) builds the table at smoke size;
-``tests/test_findings3_intervals.py`` runs it at full size under ``-m slow``.
+``tests/test_report_intervals.py`` runs it at full size under ``-m slow``.
 """
 
 from __future__ import annotations

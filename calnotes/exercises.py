@@ -177,14 +177,14 @@ def _as_number(answer):
         except (TypeError, ValueError, OverflowError):
             return None
         if not (math.isfinite(value.real) and abs(value.imag) < 1e-300):
-            return None                 # complex, or beyond float (10**400, N-L19)
+            return None                 # complex, or beyond float (10**400)
         return value.real
     if isinstance(answer, np.ndarray) and answer.size == 1:
         answer = answer.item()
     if isinstance(answer, (numbers.Real, Fraction)):
         try:
             value = float(answer)
-        except OverflowError:           # 10**400: a number, but beyond float (N-L19)
+        except OverflowError:           # 10**400: a number, but beyond float
             return None
         return value if math.isfinite(value) else None
     return None
@@ -218,7 +218,7 @@ def _integer(name, give, expected, hint, *, mistakes=()):
             if isinstance(parsed, sp.Integer):
                 answer = int(parsed)
         if isinstance(answer, numbers.Integral) and not isinstance(answer, bool):
-            x = int(answer)             # exact, however large (10**400 is "not yet", N-L19)
+            x = int(answer)             # exact, however large (10**400 is "not yet")
         else:
             x = _as_number(answer)
             if x is None:

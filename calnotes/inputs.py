@@ -197,7 +197,7 @@ force_logits
             labels = np.asarray(labels.compute())
     snaps = (_snapshots(predictions, labels) if isinstance(predictions, (str, os.PathLike))
              else [None, None])
-    try:                                         # hashed at load time: the bytes loaded (N7)
+    try:                                         # hashed at load time: the bytes loaded
         pred = _convert(predictions, labels, kind, allow_pickle, split, options, X)
     finally:
         hashes = _verified(snaps)
@@ -438,7 +438,7 @@ def _check_shard_files(folder: Path) -> None:
 # ------------------------------------------------------------------------------ provenance
 
 class _Snapshot:
-    """SHA-256 of an input file taken when it is loaded (N7): hashed just before loading,
+    """SHA-256 of an input file taken when it is loaded: hashed just before loading,
     with the file kept open; :meth:`verified` after loading checks that neither the open file
     nor the path changed meanwhile, so the hash is that of the bytes that were loaded.  A file
     removed after loading keeps its hash (nothing is read again).

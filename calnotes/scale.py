@@ -182,7 +182,7 @@ def open_shards(folder):
     if not folder.is_dir():
         raise NotADirectoryError(f"predictions: {folder} is not a folder of shards")
     # dot-files are skipped: macOS writes an AppleDouble "._part-0.npz" next to every shard
-    # copied to a foreign disk, and editors leave ".part-0.npz.swp" files (N-L13)
+    # copied to a foreign disk, and editors leave ".part-0.npz.swp" files
     files = sorted((p for p in folder.iterdir() if p.is_file() and not p.name.startswith(".")),
                    key=_natural_key)
     npz = [p for p in files if p.suffix.lower() == ".npz"]
@@ -235,7 +235,7 @@ def open_shards(folder):
 def _check_shard(path, ps, ys, ydt=None):
     """Shapes (labels ``(n,)`` or ``(n, 1)``, as in memory) and the labels' dtype of one shard,
     checked from the headers, so that a bad shard is named before anything is computed (a
-    string shard would otherwise turn every shard's labels into strings, N-L14)."""
+    string shard would otherwise turn every shard's labels into strings)."""
     if len(ps) not in (1, 2) or not (len(ys) == 1 or (len(ys) == 2 and ys[1] == 1)) \
             or ps[0] != ys[0]:
         raise ValueError(f"predictions: shard {path.name} has probabilities of shape {ps} and"
@@ -298,7 +298,7 @@ def open_npy(path, labels, *, chunk_rows: int | None = None):
     P = lazy(path, shape, dtype)
     if isinstance(labels, (str, os.PathLike)) and not _is_npy(labels):
         # a text labels file (one label per line), read as in memory: the labels are n values,
-        # small next to the n k probabilities (N-L15)
+        # small next to the n k probabilities
         from .data.loaders import _load_labels
         y = _load_labels(Path(labels))
         _check_label_dtype(y.dtype, f"file {labels}")
@@ -323,7 +323,7 @@ def _coarse_rows(raw: np.ndarray):
     """float16 (or coarser) ``(n_c, k)`` probabilities as the in-memory loader reads them
     (``calnotes.data.loaders._renormalize_coarse``: rows off by more than
     :data:`calnotes._validate.ROW_SUM_ATOL`, within the dtype's rounding, divided by their
-    sums), so that the same file gives the same report in memory and out of core (N-L25).
+    sums), so that the same file gives the same report in memory and out of core.
     ``(P, rows divided, largest deviation)``."""
     if raw.ndim != 2 or raw.dtype.kind != "f" \
             or np.finfo(raw.dtype).eps <= np.finfo(np.float32).eps:

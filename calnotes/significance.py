@@ -63,10 +63,29 @@ from .poisson_binomial import _fft_convolve_rows  # noqa: F401  (old home)
 __all__ = ["poisson_binomial_pmf_fft", "exact_tail_bounds", "exact_bracket_limit",
            "predicted_bracket_width", "tail_bound", "monte_carlo_p_value",
            "draw_categorical", "DEFAULT_DRAWS", "DEFAULT_BOOTSTRAP", "CI_LEVEL",
-           "MIN_BOOTSTRAP"]
+           "MIN_BOOTSTRAP", "MIN_DRAWS"]
 
-#: Monte Carlo draws of the calibrated null per row when the exact law is not available.
+#: Monte Carlo draws of the calibrated null per row when the exact law is not available
+#: (``draws`` of :func:`calnotes.evaluate`, command line ``--draws``).  The number has two
+#: jobs, which move together when it changes:
+#:
+#: * the replications of every Monte Carlo p-value: the class-wise rows, and the equal-mass
+#:   rows whose bins are split by tie groups under ``ties="average"`` (the tie-split rows,
+#:   which have no exact law and are always Monte Carlo; their draws run on at most
+#:   ``calnotes._evalrows.TIED_THREAD_CAP`` threads, so their time grows with it).  The
+#:   resolution is ``1 / (draws + 1)``, whose floor decides whether the report's verdict is
+#:   resolved (``rows / (draws + 1)`` against the level);
+#: * the switch between exact and Monte Carlo p-values of the one-column rows: the exact
+#:   bracket is kept only while its predicted grid widening stays below
+#:   :func:`exact_bracket_limit` ``(draws) = 1 / (2 sqrt(draws))`` (0.035 at 200), so more
+#:   draws hold the exact brackets to a tighter limit and send more one-column rows (those
+#:   with many bins) to Monte Carlo.
+#:
+#: No separate tolerance for the exact bracket exists to decouple the second from the first.
 DEFAULT_DRAWS = 200
+#: Fewest Monte Carlo draws (``draws >= 19``): with fewer, no p-value can reach 0.05, the
+#: Monte Carlo floor ``1 / (draws + 1)`` being above it.
+MIN_DRAWS = 19
 #: Bootstrap resamples per row.
 DEFAULT_BOOTSTRAP = 200
 #: Level of the bootstrap interval (of ``E[T_n]``; :func:`calnotes._evalrows.basic_interval`).

@@ -642,7 +642,7 @@ class UCResult:
         Errors within :data:`WORST_TIE_RTOL` of the largest remaining one (relative to the
         largest error) count as tied, and the tie goes to the lower index (the lower class):
         for a binary model ``U_CWE``'s two errors are equal in exact arithmetic and differ by
-        rounding alone (``1e-14``), which the row order used to decide (N-L12).  The values
+        rounding alone (``1e-14``), which the row order would otherwise decide.  The values
         are not changed."""
         vals = np.asarray(self.values, dtype=np.float64)
         finite = vals[np.isfinite(vals)]

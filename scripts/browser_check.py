@@ -22,7 +22,7 @@ markup        no Markdown or MyST markup is left as text in the main column (out
               row of a pipe table (``|---|--:|``, dashes possibly turned into en/em dashes) or
               a directive fence (``:::{prf:theorem}``). A ``Markdown(...)`` output that myst-nb
               renders as CommonMark (a page without ``render_markdown_format: myst``) shows all
-              three, and its ``$...$`` as raw TeX (reader findings 4, N1). Both this check and
+              three, and its ``$...$`` as raw TeX. Both this check and
               the raw TeX part of ``math`` run in :func:`raw_markup`, on each block's text.
 table         no raw pandas table is shown in the main column: a ``<table border="1"
               class="dataframe">``, pandas' default ``DataFrame.to_html()`` (what a notebook cell

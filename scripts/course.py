@@ -481,7 +481,7 @@ def build_html(log=print, strict: bool = True) -> Path:
 
 
 TEACHER_EXECUTED = ROOT / "_build" / "jupyter_execute"
-#: The note below the title of every student notebook (reader findings 4, N12): the prose keeps
+#: The note below the title of every student notebook: the prose keeps
 #: the book's numbers, a rerun changes only the outputs.
 RERUN_NOTE = ("*The numbers in this text are the book's, from its run with the default"
               " parameters; if you change a parameter and rerun, only the outputs change.*")

@@ -61,7 +61,7 @@ _LIST_MARKER = re.compile(r"\s*(?:[-+*]|\d+[.)])\s")
 def list_markers_inside_inline_math(text: str) -> list:
     """Lines that begin with a list marker (``+ ``, ``- ``, ``* ``, ``1. ``) while an inline
     ``$...$`` formula opened on an earlier line of the same paragraph is still open: Markdown
-    turns such a line into a list item and cuts the formula in half (reader finding 1)."""
+    turns such a line into a list item and cuts the formula in half."""
     text = _CODE_BLOCKS.sub(lambda m: "\n" * m.group(0).count("\n"), text)
     found, open_math = [], False
     for number, line in enumerate(text.splitlines(), 1):

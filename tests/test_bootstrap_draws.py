@@ -1,4 +1,4 @@
-"""The bootstrap's drawn positions (calnotes._evalrows._bootstrap, issue 20).
+"""The bootstrap's drawn positions (calnotes._evalrows._bootstrap).
 
 The positions are drawn as ``int32`` where ``n`` fits: NumPy draws integers below ``2^32`` of
 both types by the same bounded 32-bit method from the same buffered stream, so they are the

@@ -209,13 +209,13 @@ SITE = {
     "raw_tex.html": _page("<p>The estimator $\\hat{x}_n$ is biased.</p>"),
     "raw_tex_lines.html": _page("<p>A sum $a_1 +\n  a_2$ over two source lines.</p>"),
     "raw_display.html": _page(r"<p>\[ \int_0^1 f \]</p>"),
-    # reader finding 1: a source line "+ ..." inside an inline formula became a list item
+    # a source line "+ ..." inside an inline formula became a list item
     "cut_formula.html": _page(r"<p>then $\mathrm{CE}_2^2 = \sum_k a_k</p>"
                               r"<ul><li>b_k = 1$ (eq. (20)), close to uniform.</li></ul>"),
     "bare_command.html": _page(r"<ul><li>\mathbb E f_k^2 = 1 - 1/n when</li></ul>"),
     "raw_role.html": _page("<p>The first bracket is the gap of {prf:ref}`the lemma "
                            "&lt;lem-x&gt;`.</p>"),
-    # reader findings 4, N1: a Markdown(...) output that myst-nb rendered as CommonMark (the
+    # a Markdown(...) output that myst-nb rendered as CommonMark (the
     # page lost render_markdown_format: myst): the pipe table is a paragraph of text (dashes
     # turned into en and em dashes by the typographer), $...$ is text, a role is the text
     # "{doc}" and then the code "ledger"
@@ -233,7 +233,7 @@ SITE = {
     "overflow.html": _page('<p>text</p><div style="width: 3000px">far too wide</div>'),
     "cut_off.html": _page(f'<div style="overflow-x: auto; {CUE}">'
                           '<div style="width: 3000px; height: 3000px">tall and wide</div></div>'),
-    # reader finding 2: a formula or table wider than the column, scrolling without a cue
+    # a formula or table wider than the column, scrolling without a cue
     "wide_formula.html": _page(_formula(2000)),
     "no_cue.html": _book_page('<div style="overflow-x: auto"><table style="width: 2000px"><tr>'
                               '<td>a wide table</td></tr></table></div>'),
@@ -245,17 +245,17 @@ SITE = {
                                   '<div style="width: 306px">a sliver too wide</div></div>'),
     "just_wide.html": _page(f'<div style="overflow-x: auto; width: 300px; {CUE}">'
                             '<div style="width: 316px">two characters too wide</div></div>'),
-    # reader finding 2, print: a scroll box shows only its first part on paper; a table wider
+    # print: a scroll box shows only its first part on paper; a table wider
     # than the printed column runs past the margin (no print rules, no calnotes.js here)
     "print_code.html": _page(f'<pre style="overflow-x: auto; max-width: 600px; {CUE}">'
                              + "x = 1; " * 40 + "</pre>"),
     "print_table.html": _page(f'<div style="overflow-x: auto; max-width: 600px; {CUE}">'
                               '<table style="width: 1000px"><tr><td>wide</td></tr></table></div>'),
-    # reader finding 12: at 400 px the page scrolls sideways
+    # at 400 px the page scrolls sideways
     "narrow.html": _page('<p>A name that cannot break: <code style="display: inline-block; '
                          'width: 600px">calnotes.population.random_finite_distribution</code>'
                          "</p>"),
-    # reader finding 3: figures without caption or number, file names for alt text, tiny text
+    # figures without caption or number, file names for alt text, tiny text
     "no_caption.html": _page('<p><img src="img/fig.png" alt="a grey band"></p>'),
     "no_number.html": _page(_figure("img/fig.png", number=None)),
     "number_only.html": _page(_figure("img/fig.png", caption="")),
@@ -419,7 +419,7 @@ def test_raw_markup_flags_each_kind_and_passes_prose():
 
 
 def test_a_markdown_output_rendered_as_commonmark_is_flagged(browser_available, site, tmp_path):
-    """Reader findings 4, N1: the student edition's *Do the papers hold?* showed its summary
+    """The student edition's *Do the papers hold?* showed its summary
     table as pipe text, its formulas as $...$ and its references as {doc} and {cite:p} text.
     The browser check flags each, on the page as the browser lays it out."""
     proc, failures = _run(site, tmp_path, "--pages", "commonmark_output.html")

@@ -1,4 +1,4 @@
-"""The "This chapter" box, trimmed (reader findings 4, N13): no box on the book's first page,
+"""The "This chapter" box, trimmed: no box on the book's first page,
 a one-line rerun hint with the download link on figure pages, and no "No claims are
 registered" sentence on a chapter without claims."""
 

@@ -1,4 +1,4 @@
-"""Issue 19 item 6: the sharpness diagrams pinned with an asymmetric divergence.
+"""The sharpness diagrams pinned with an asymmetric divergence.
 
 The Brier pair is symmetric (``||x - y||^2``, ``(a - b)^2``), so a swap of a divergence's
 arguments inside :mod:`calnotes.sharpness` leaves every Brier number unchanged. These tests pin

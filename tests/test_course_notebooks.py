@@ -46,7 +46,7 @@ def test_every_student_notebook_is_plain_markdown_with_cells_per_exercise(path):
     new = course.student_notebook(nb, _AnyGlue(), nm.book_index(ROOT),
                                   path.relative_to(ROOT).with_suffix("").as_posix())
     assert nm.leftover_markup(new) == []
-    # no glue plumbing left in the code (reader findings 4, N12), the rerun note on top
+    # no glue plumbing left in the code, the rerun note on top
     code = [c.source for c in new.cells if c.cell_type == "code"]
     assert not [src for src in code if "myst_nb" in src or re.search(r"(?<![\w.])glue\(", src)]
     assert course.RERUN_NOTE in new.cells[0].source
@@ -182,7 +182,7 @@ def test_calnotes_run_fills_the_runs_own_glued_numbers(tmp_path):
 
 def test_figure_pages_are_chapters_of_calnotes_run(tmp_path, capsys):
     """The figure sub-pages (notebooks under book/*/figures/) are listed and run like the
-    chapters (reader finding 10); the output is plain markdown and the figure is written."""
+    chapters; the output is plain markdown and the figure is written."""
     from calnotes import cli
     names = {c.name: c for c in chapters.list_chapters(ROOT)}
     for name in ("table1_grid", "rankings_vs_bins", "ece_bias", "cs_diagrams"):
@@ -205,7 +205,7 @@ def test_figure_pages_are_chapters_of_calnotes_run(tmp_path, capsys):
 
 def test_the_parameters_cell_of_table1_parses_without_papermill_warnings(caplog):
     """papermill warned "Unable to parse line 5 'eps1 = 0.1 # label noise: y = x + 1 (mod
-    k) ...'" on every table1 run (reader finding 10): the translator calnotes registers reads
+    k) ...'" on every table1 run: the translator calnotes registers reads
     the cell with calnotes.chapters.parse_parameters instead."""
     chapter = chapters.get_chapter("table1", ROOT)
     nb = jupytext.read(chapter.path)
@@ -251,7 +251,7 @@ def test_reused_outputs_are_matched_to_the_student_cells_by_source():
 
 
 def test_a_reused_page_keeps_its_own_mystnb_settings(tmp_path, monkeypatch):
-    """Reader findings 4, N1: make course reused the teacher run of *Do the papers hold?* and
+    """make course reused the teacher run of *Do the papers hold?* and
     *Errata* but replaced their ``mystnb: {render_markdown_format: myst}`` by
     ``{execution_mode: off}``, so their Markdown(...) outputs (tables, $math$, roles) printed as
     raw text. The reused notebook keeps the page's settings and adds execution_mode."""
@@ -314,7 +314,7 @@ z = measure(helper(3) or x)
 
 
 def test_glue_plumbing_is_removed_and_the_code_runs_without_myst_nb(monkeypatch):
-    """Reader findings 4, N12: 21 of 25 student notebooks imported myst_nb and glued values
+    """21 of 25 student notebooks imported myst_nb and glued values
     only the book's prose reads. remove_glue drops the import, each glue statement (in loops,
     ifs and functions too) and loops or ifs that did nothing else; the rest runs with myst_nb
     not importable and gives the same values."""

@@ -103,7 +103,7 @@ LONG_HEADING = ("Second section, whose heading is long enough to wrap over two l
 def _book_site(folder: Path) -> Path:
     """Pages shaped like the built book (article.bd-article, the book's calnotes.css and .js),
     in two parts, one chapter with a figure page under it, and each web-interface element the
-    print must leave out or open (reader findings 4, N11)."""
+    print must leave out or open."""
     (folder / "_static").mkdir(parents=True)
     for name in ("calnotes.css", "calnotes.js"):
         (folder / "_static" / name).write_bytes((STATIC / name).read_bytes())
@@ -156,7 +156,7 @@ def _outline(reader, items=None, depth=0):
 
 
 def test_a_course_reader_title_contents_bookmarks_and_print_rules(tmp_path, monkeypatch):
-    """Reader findings 4, N11: the course PDF opens with a title page and a table of contents
+    """The course PDF opens with a title page and a table of contents
     whose page numbers are right; bookmarks are nested by part, chapter, figure page and
     section; the reference appendices are left out by default; code toggles, chapter boxes and
     header buttons are not printed, and a claim's "why" dropdown is printed open."""

@@ -1,4 +1,4 @@
-"""The errata and findings pages tell each account once (reader findings 4, N9).
+"""The errata and findings pages tell each account once.
 
 Each erratum is one typeset account (what the paper states, what is true instead) with the
 evidence in a collapsed dropdown; the registry's plain-text restatement is not repeated; headings

@@ -202,7 +202,7 @@ def test_cli_evaluate_refuses_pickle_without_opt_in(tmp_path, capsys):
 
 @pytest.mark.parametrize("argv, message", [
     (["evaluate", "missing.npz"], "missing.npz: no such file"),
-    (["evaluate", "{npz}", "--bins", "0"], "error: --bins: bin count 0 is not"      # L15
+    (["evaluate", "{npz}", "--bins", "0"], "error: --bins: bin count 0 is not"
                                              " a positive integer"),
     (["evaluate", "{npz}", "--bins", "-3"], "--bins: bin count -3 is not a positive integer"),
 ])

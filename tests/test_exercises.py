@@ -283,9 +283,9 @@ def test_exercises_without_checker_say_why(label):
 
 
 def test_an_answer_of_the_wrong_form_is_a_verdict_not_an_error():
-    """A student in Jupyter gets "could not read your answer" and what to give, no traceback
-    (reader finding 10): a tuple of the wrong length, a string for several parts, an unknown
-    part name, an expression that does not parse."""
+    """A student in Jupyter gets "could not read your answer" and what to give, no traceback:
+    a tuple of the wrong length, a string for several parts, an unknown part name, an
+    expression that does not parse."""
     for answer, says in [((0.1, 0.2), "give a tuple of 3 answers"),
                          ("0.1, 0.2, 2", "give a tuple of 3 answers"),
                          ({"l1": 0.1}, "unknown part(s) ['l1']")]:

@@ -1,5 +1,4 @@
-"""Issue 20, items 3 and 4: one door for every input form, and a report that says how long
-each part took.
+"""One door for every input form, and a report that says how long each part took.
 
 :func:`calnotes.as_predictions` turns every input form into validated ``Predictions``;
 :func:`calnotes.evaluate` computes.  The same predictions as NumPy arrays, a torch-like tensor

@@ -1,4 +1,4 @@
-"""Issue 20, item 2: the objects people hold.
+"""The objects people hold.
 
 The same predictions as NumPy arrays, pandas Series/DataFrames, objects implementing the array
 protocols (``__array__``, ``__dlpack__``), a GPU tensor, polars, and a fitted scikit-learn
@@ -30,7 +30,7 @@ from calnotes._validate import HostCopyWarning, as_array
 
 class ArrayTensor:
     """A CPU tensor the way torch presents one: ``__array__``, and a ``dtype`` that NumPy
-    cannot interpret (``torch.float32``: the crash of issue 20)."""
+    cannot interpret (``torch.float32``, which once crashed the measures)."""
 
     def __init__(self, values):
         self._values = np.asarray(values)
@@ -235,7 +235,7 @@ def test_logits_from_a_tensor():
 
 
 def test_torch_dtype_is_not_handed_to_numpy():
-    """Issue 20: ``l2_qece(y, torch_tensor, m)`` failed with "Cannot interpret 'torch.float32'
+    """``l2_qece(y, torch_tensor, m)`` failed with "Cannot interpret 'torch.float32'
     as a data type" because the tensor's ``dtype`` went to ``numpy.dtype``."""
     y, p = _binary()
     t = ArrayTensor(p.astype(np.float32))

@@ -1,4 +1,4 @@
-"""Issue 10 item 4, "input a practitioner actually has": label mappings (names, sorted order,
+"""Input a practitioner actually has: label mappings (names, sorted order,
 numbered columns) and their place in the report, rounded rows refused naming the worst row,
 ``unbinned_ece(p=...)``, equal-width bins beyond ``n``, and the progress bar of ``evaluate``.
 
@@ -43,7 +43,7 @@ def _rows(labels, P):
 # ------------------------------------------------------------------ string labels, sorted order
 
 def test_string_labels_that_are_not_column_names_are_mapped_in_sorted_order(tmp_path):
-    # Issue 21 (N4): sorted order is kept for two classes (scikit-learn's classes_); with more
+    # Sorted order is kept for two classes (scikit-learn's classes_); with more
     # than two classes the guess is refused unless classes= is given
     y, P = _three_class()
     yb, Pb = y % 2, np.column_stack([P[:, 0] + P[:, 2], P[:, 1]])

@@ -1,4 +1,4 @@
-"""Grids of panels for reading (reader findings 4, N5): axis labels once per row and column
+"""Grids of panels for reading: axis labels once per row and column
 (plotting.share_labels), the legend of a tall grid on top (plotting.legend_above).
 
 Each check is shown to fail on the grid as drawn without the helper."""

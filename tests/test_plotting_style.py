@@ -4,10 +4,10 @@ colour-blind-safe palette, legends off the data, and the smallest text size carr
 Each check is a function of a drawn Figure and is shown to fail on a deliberately bad figure
 (tiny text, red against green, a legend on the points), so that a pass means something.
 
-Why 9 px: the reader finding (reader-findings-3.md, finding 3) measured labels of 4-6 px as
-unreadable; 9 px is the book's stated minimum (:data:`calnotes.plotting.MIN_FONT_PX`) and the
-browser check uses the same number.  The display width, 688 CSS px, is the text column of the
-built book at a 1280 px window (measured in the same finding).
+Why 9 px: labels of 4-6 px, as the figures had them, proved unreadable on the page; 9 px is
+the book's stated minimum (:data:`calnotes.plotting.MIN_FONT_PX`) and the browser check uses
+the same number.  The display width, 688 CSS px, is the text column of the built book at a
+1280 px window.
 """
 
 import io

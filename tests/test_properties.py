@@ -103,7 +103,7 @@ def test_mass_invariant_under_permutation_when_predictions_distinct(data, rnd):
 
 @given(binary_with_m(), st.randoms(use_true_random=False))
 def test_mass_invariant_under_any_row_permutation_with_ties_averaged(data, rnd):
-    """Issue 12 / H1: with the default ties="average" no equal-mass measure depends on the
+    """With the default ties="average" no equal-mass measure depends on the
     order of the rows, ties or not."""
     y, p, m = data
     perm = list(range(len(p)))

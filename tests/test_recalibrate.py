@@ -33,7 +33,7 @@ OPT = 1e-7
 
 #: Tests of shapes and messages fit on four samples (``P4``), fewer than vector scaling's
 #: 2k = 6 parameters and separable for Dirichlet calibration: degenerate fits by design.
-#: Their DegenerateFitWarning is tested in tests/test_findings_report.py.
+#: Their DegenerateFitWarning is tested in tests/test_report_cli_and_recalibrators.py.
 TINY_FITS = pytest.mark.filterwarnings("ignore::calnotes.recalibrate.DegenerateFitWarning")
 
 

@@ -1,4 +1,4 @@
-"""What `calnotes run` says when a chapter ran (reader findings 4, N8): the claims ran at their
+"""What `calnotes run` says when a chapter ran: the claims ran at their
 registered size whatever the -p parameters, counted with the right grammar; the prose numbers
 that differ from the built book's, in the terminal and in OUT/<chapter>_numbers.csv, or why
 there are no defaults to compare with; values that only fail together are refused up front."""

@@ -1,4 +1,4 @@
-"""Search result snippets come from the page's text (reader findings 4, N10).
+"""Search result snippets come from the page's text.
 
 Sphinx's search page (searchtools.js) cuts a result's snippet from the text of the page's
 ``[role="main"]`` element; in the book's theme that element also holds the header's download

@@ -1,4 +1,4 @@
-"""calnotes.tables: tables for reading (finding 11 of reader-findings-3.md).
+"""calnotes.tables: tables for reading.
 
 Expected strings are written out by hand from the rules (significant digits, "—" for values
 that do not apply, Unicode powers of ten), not computed by the code under test.
@@ -79,7 +79,8 @@ def test_styled_table_reads_well():
 
 
 def _problems(html):
-    """What finding 11 complained about, found in a table's HTML."""
+    """What makes a table hard to read (NaN or None shown, scientific notation, code names),
+    found in a table's HTML."""
     found = []
     if re.search(r">\s*(NaN|nan|None)\s*<", html):
         found.append("NaN or None shown")

@@ -1,4 +1,4 @@
-"""Tables that fit the book's text column (reader findings 4, N6 and N7): styled_table's
+"""Tables that fit the book's text column: styled_table's
 ``compact`` layout (one header row, narrow padding, wrapping row labels) and ``note_marks``
 (a note repeated on every row, said once).
 

@@ -1,4 +1,4 @@
-"""Two-class utility calibration from two running sums (calnotes._uc_two, issue 20).
+"""Two-class utility calibration from two running sums (calnotes._uc_two).
 
 The fast path answers a utility only where its certificate proves that the general engine's
 tie groups (predicted utilities within ``4 C eps``, decided on the matrix product's rounding)

@@ -1,5 +1,5 @@
 """The fast utility calibration engine (calnotes.utility._uc_families, calnotes._rowsort) and
-the report's import costs (issue 20).
+the report's import costs.
 
 Every expected value comes from a plain loop over the definition, independent of the engine:
 predicted and realized utilities straight from the utility's formula (class-wise ``p_c``,

@@ -265,7 +265,7 @@ BAD_N_BINS = [
 ]
 
 
-# Equal-width entry points accept more bins than samples (empty bins carry no weight, M17).
+# Equal-width entry points accept more bins than samples (empty bins carry no weight).
 WIDTH_ONLY = {"binned_ece", "max_calibration_error", "reliability_stats",
               "classwise_binned_ece", "confidence_mce", "tce", "cwce"}
 
@@ -290,7 +290,7 @@ def test_numpy_integer_n_bins_accepted(name):
 
 
 def test_default_n_bins_too_large_for_small_data():
-    # The default 15 equal-width bins on 4 samples are fine (M17); 15 equal-mass bins are
+    # The default 15 equal-width bins on 4 samples are fine; 15 equal-mass bins are
     # refused with a clear message.
     assert cn.binned_ece(Y4, P4) >= 0 and cn.tce(Y4K, P4K) >= 0
     raises_here(ValueError, r"n_bins: 15 bins for 4 samples", cn.binned_ece, Y4, P4,

@@ -1,4 +1,4 @@
-"""The vectorised binned rows (issue 20 item 1): resamples, draws and columns in one pass.
+"""The vectorised binned rows: resamples, draws and columns in one pass.
 
 The bootstrap evaluates a block of resamples as the columns of one presorted matrix
 (``_evalrows.Resampler.values_block``), the class-wise null searches all its entries at once

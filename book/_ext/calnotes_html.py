@@ -14,8 +14,8 @@
    full-width element is on screen, and throws ``TypeError: Cannot read properties of null``
    on pages that have no right-hand sidebar (no sections, e.g. the ledger); the script gives
    such pages an empty, hidden one.
-4. Each executed chapter as a notebook a reader can download and run in plain Jupyter
-   (reader finding 12): after the build, :func:`_write_notebooks` converts the executed
+4. Each executed chapter as a notebook a reader can download and run in plain Jupyter:
+   after the build, :func:`_write_notebooks` converts the executed
    notebooks myst-nb left in ``_build/jupyter_execute`` with
    :func:`calnotes.notebook_markdown.convert_notebook` (glued numbers filled in, directives and
    roles as plain Markdown, outputs kept) to ``_notebooks/<docname>.ipynb`` in the HTML output;

@@ -7,7 +7,7 @@ ledger can say how much of each paper is covered and what is left.
 What counts as a result
 -----------------------
 Every numbered lemma, proposition, theorem, corollary, observation and example of the papers'
-text (``/work/shared/papers``), including the results the papers cite with a number of their own
+text, including the results the papers cite with a number of their own
 (Results 1-3 and Thm C.3, Lemma E.1); every numbered definition or displayed equation that
 defines a quantity the library computes (its implementation is named in ``code``); every table
 (or, where the paper reasons cell by cell, every table cell); and every stated conclusion or

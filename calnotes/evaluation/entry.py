@@ -17,7 +17,7 @@ from ..data.loaders import Predictions
 from ..inputs import LOADER_OPTIONS, ChunkedPredictions, as_predictions
 from ..measures import confidence_scores
 from ..scores import _log_loss_from_logits_unchecked, _losses_at_labels
-from ..significance import DEFAULT_BOOTSTRAP, DEFAULT_DRAWS, MIN_BOOTSTRAP
+from ..significance import DEFAULT_BOOTSTRAP, DEFAULT_DRAWS, MIN_BOOTSTRAP, MIN_DRAWS
 from .figures import _reliability_figure, _sharpness_figure, _utility_figure
 from .progress import _Work, _check_progress, _shows_progress
 from .publish import REPORT_FILES, check_out
@@ -249,7 +249,13 @@ def evaluate(predictions, *, labels=None, X=None, n_bins=None, references: bool 
         :mod:`calnotes.significance`; the row keys are on the report-schema page).
     draws : int, default 200
         Monte Carlo replications of the null for rows without an exact law (command line:
-        ``--draws``; at least 19); the p-value's resolution is ``1 / (draws + 1)``.
+        ``--draws``; at least ``calnotes.significance.MIN_DRAWS`` = 19); the p-value's
+        resolution is ``1 / (draws + 1)``.  Default
+        ``calnotes.significance.DEFAULT_DRAWS``.  It also decides which one-column rows keep
+        their exact p-value: those whose exact bracket is predicted to be wider than
+        ``1 / (2 sqrt(draws))`` (:func:`calnotes.significance.exact_bracket_limit`) get a
+        Monte Carlo one instead, so more draws send more of them to Monte Carlo.  Rows whose
+        equal-mass bins are split by ties (``ties="average"``) are always Monte Carlo.
     bootstrap : int, default 200
         Bootstrap resamples for the intervals (command line: ``--bootstrap``; 0: none;
         otherwise at least ``calnotes.significance.MIN_BOOTSTRAP`` = 19).  The interval is of
@@ -512,7 +518,7 @@ def _check_significance_options(significance, draws, bootstrap) -> None:
     if not isinstance(significance, (bool, np.bool_)):
         raise TypeError(f"significance (command line: --no-significance): expected True or"
                         f" False, got {significance!r}")
-    for name, value, low in ((_DRAWS_NAME, draws, 19), (_BOOT_NAME, bootstrap, 0)):
+    for name, value, low in ((_DRAWS_NAME, draws, MIN_DRAWS), (_BOOT_NAME, bootstrap, 0)):
         if (isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral)
                 or value < low):
             raise ValueError(f"{name}: expected an integer >= {low}, got {value!r}")

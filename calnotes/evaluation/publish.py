@@ -53,7 +53,7 @@ def check_out(out, *, force: bool = False, figure: bool = True) -> Path:
     if out.exists() and not out.is_dir():
         raise NotADirectoryError(f"out (command line: --out): {out} exists and is not a folder")
     # every report file counts, also one this run would not write (the figures of an earlier
-    # in-memory report under an out-of-core one): a folder never mixes two reports (N10)
+    # in-memory report under an out-of-core one): a folder never mixes two reports
     existing = [str(out / name) for name in REPORT_FILES if os.path.lexists(out / name)]
     if existing and not force:
         raise FileExistsError(

@@ -19,7 +19,7 @@ document.addEventListener("DOMContentLoaded", () => {
 // before its "change" event for the print media query, in a browser's print dialog and in
 // headless printing (scripts/course_pdf.py) alike.
 //
-// Also (reader findings 4, N11): every dropdown of the article prints open (a claim's "why", a
+// Also: every dropdown of the article prints open (a claim's "why", a
 // {dropdown}, a hidden output, a toggled admonition), except the code toggles, which
 // calnotes.css leaves out of print with the code they hide; closed again after printing.
 (() => {
@@ -63,7 +63,7 @@ document.addEventListener("DOMContentLoaded", () => {
   window.addEventListener("afterprint", undo);
 })();
 
-// Search result snippets (reader findings 4, N10). Sphinx's search page (searchtools.js) takes a
+// Search result snippets. Sphinx's search page (searchtools.js) takes a
 // result's snippet from the text of the page's [role="main"] element, which in this theme also
 // holds the header's download buttons (".md", ".pdf"), the right-hand contents list and the
 // previous/next links: snippets read "....md" and "....pdf Truthful calibration measures

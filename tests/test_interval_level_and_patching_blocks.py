@@ -1,11 +1,11 @@
-"""Properties that a planted-bug probe showed were pinned by no test (issue 19, item 6).
+"""Two properties no other test pins (a slip planted in either went unnoticed before these).
 
 1. The level of the evaluate report's bootstrap interval ("90% interval"): the reported bounds
    are the value minus the (1 +- level) / 2 quantiles of the bootstrap deviations
-   ``T* - mean(T*)`` (the bias-corrected interval of issue 21), with the level the report
+   ``T* - mean(T*)`` (the bias-corrected interval), with the level the report
    documents.  Checked on inputs whose bootstrap law is known exactly, so the expectation is
    derived without the code under test.  (Its coverage of ``E[T_n]`` is measured in
-   tests/test_findings3_intervals.py.)
+   tests/test_report_intervals.py.)
 2. The fresh-sample blocks of ``UtilityPatching(samples_per_iteration=N)``: floor(n / N)
    disjoint blocks of exactly N rows, each used by exactly one iteration, at sizes where N
    divides n and where it does not.
@@ -52,7 +52,7 @@ def _documented_level() -> float:
 # documented construction: "resamples the rows (n with replacement, B times)") has
 # K ~ Binomial(n, 1/2).  So the bootstrap law of each row is known exactly: T(K) with binomial
 # weights, T computed by the public measure functions on a data set with K ones.  The interval
-# is [T - q_hi(d), T - q_lo(d)] with d = T* - mean(T*) (issue 21), so T - ci_upper + mean(T*)
+# is [T - q_hi(d), T - q_lo(d)] with d = T* - mean(T*), so T - ci_upper + mean(T*)
 # and T - ci_lower + mean(T*) are the (1 -+ level) / 2 quantiles of the resamples; mean(T*)
 # is replaced by the exact law's mean, within a window for the B resamples' mean.
 _N = 1000

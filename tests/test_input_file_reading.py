@@ -1,10 +1,11 @@
-"""Regression tests for the input-reading findings of the input/output review
-(../shared/input-findings.md): H2-H5, M1-M6, M11, M12, M18 (loader part), M19, M21, M22,
-L1-L5, L10-L12, L15 (loader part).
+"""Reading predictions files as people export them: hints that do not lead to a wrong number
+(rounded rows, percentages, logits), pandas index and id columns, empty files, byte-order
+marks, separators, decimal commas and compression, string and one-based labels, binary and
+transposed matrices, directories, labels files, error messages that name the file, line and
+column, zips, old pickles, huge labels, float residue and float16 rows.
 
-Each test rebuilds the finding's input in ``tmp_path`` and is named after the finding; each
-fails on commit 2ee615c.  Reference values are computed here from the arrays written to the
-files (never from calnotes).
+Each test rebuilds its input in ``tmp_path``; each fails on commit 2ee615c.  Reference
+values are computed here from the arrays written to the files (never from calnotes).
 """
 
 from __future__ import annotations
@@ -50,10 +51,10 @@ def _top_label_ece(y, P, m):
     return total
 
 
-# ------------------------------------------------------------------------------------- HIGH
+# ---------------------------------------------------------- wrong numbers and refused files
 
-def test_H2_rounded_probabilities_get_the_renormalize_hint_not_the_logits_hint(tmp_path):
-    """H2: rows rounded to 2 decimals were refused with "(if the file holds logits, pass
+def test_rounded_probabilities_get_the_renormalize_hint_not_the_logits_hint(tmp_path):
+    """Rows rounded to 2 decimals were refused with "(if the file holds logits, pass
     --logits)", and following the hint printed ECE 0.171 instead of 0.066."""
     y, P = _calibrated()
     path = _write_csv(tmp_path / "rounded2_k3.csv", ["label", "p0", "p1", "p2"], y, P,
@@ -74,8 +75,8 @@ def test_H2_rounded_probabilities_get_the_renormalize_hint_not_the_logits_hint(t
         load_predictions(path4)
 
 
-def test_H2_percentages_get_the_percentages_message(tmp_path):
-    """H2: percentages were refused with the logits hint, and --logits gave ECE 0.244."""
+def test_percentages_get_the_percentages_message(tmp_path):
+    """Percentages were refused with the logits hint, and --logits gave ECE 0.244."""
     y, P = _calibrated()
     path = _write_csv(tmp_path / "percent.csv", ["label", "p0", "p1", "p2"], y, 100 * P,
                       fmt="{:.4f}")
@@ -86,7 +87,7 @@ def test_H2_percentages_get_the_percentages_message(tmp_path):
     np.testing.assert_allclose(pred.probs, P, atol=1e-6)
 
 
-def test_H2_logits_hint_only_where_values_could_be_logits(tmp_path):
+def test_logits_hint_only_where_values_could_be_logits(tmp_path):
     y, P = _calibrated(50)
     np.save(tmp_path / "z.npy", np.log(P) + 2.0)
     np.save(tmp_path / "y.npy", y)
@@ -94,8 +95,8 @@ def test_H2_logits_hint_only_where_values_could_be_logits(tmp_path):
         load_predictions(tmp_path / "z.npy", labels=tmp_path / "y.npy")
 
 
-def test_H3_logits_flag_on_probabilities_is_refused_unless_forced(tmp_path):
-    """H3: --logits on probabilities ran softmax on them silently."""
+def test_logits_flag_on_probabilities_is_refused_unless_forced(tmp_path):
+    """--logits on probabilities ran softmax on them silently."""
     y, P = _calibrated(200)
     np.save(tmp_path / "probs.npy", P)
     np.save(tmp_path / "labels.npy", y)
@@ -111,8 +112,8 @@ def test_H3_logits_flag_on_probabilities_is_refused_unless_forced(tmp_path):
     np.testing.assert_allclose(forced.probs, e / e.sum(axis=1, keepdims=True), rtol=1e-12)
 
 
-def test_H4_pandas_index_column_is_skipped(tmp_path):
-    """H4: a pandas CSV with its index column was refused, or read with one extra class."""
+def test_pandas_index_column_is_skipped(tmp_path):
+    """A pandas CSV with its index column was refused, or read with one extra class."""
     y, P = _calibrated(300, k=2)
     lines = [",label,p0,p1"] + [f"{i},{y[i]},{P[i, 0]:.6f},{P[i, 1]:.6f}" for i in range(300)]
     (tmp_path / "pandas_index.csv").write_text("\n".join(lines) + "\n")
@@ -129,8 +130,8 @@ def test_H4_pandas_index_column_is_skipped(tmp_path):
     assert load_predictions(tmp_path / "unnamed.csv").n_classes == 2
 
 
-def test_H5_zero_byte_files_give_a_clear_error(tmp_path):
-    """H5: a zero-byte .npz gave EOFError and a traceback."""
+def test_zero_byte_files_give_a_clear_error(tmp_path):
+    """A zero-byte .npz gave EOFError and a traceback."""
     for name in ("zero.npz", "zero.npy", "zero.csv", "noext"):
         (tmp_path / name).write_bytes(b"")
         with pytest.raises(ValueError, match=r"empty file \(0 bytes\)"):
@@ -138,10 +139,10 @@ def test_H5_zero_byte_files_give_a_clear_error(tmp_path):
     assert main(["evaluate", str(tmp_path / "zero.npz")]) == 2
 
 
-# ----------------------------------------------------------------------------------- MEDIUM
+# -------------------------------------------------------------------- common export formats
 
-def test_M1_utf8_bom_csv_is_read(tmp_path):
-    """M1: Excel's "CSV UTF-8" (a byte-order mark) gave "found none in ['\\ufefflabel', ...]"."""
+def test_utf8_bom_csv_is_read(tmp_path):
+    """Excel's "CSV UTF-8" (a byte-order mark) gave "found none in ['\\ufefflabel', ...]"."""
     (tmp_path / "bom.csv").write_bytes(b"\xef\xbb\xbflabel,p0,p1\n1,0.2,0.8\n0,0.7,0.3\n")
     pred = load_predictions(tmp_path / "bom.csv")
     assert pred.labels.tolist() == [1, 0]
@@ -149,15 +150,15 @@ def test_M1_utf8_bom_csv_is_read(tmp_path):
 
 @pytest.mark.parametrize("sep, name", [(";", "semicolon.csv"), ("\t", "tab.csv"),
                                        ("\t", "tab.tsv")])
-def test_M2_semicolon_and_tab_separators(tmp_path, sep, name):
-    """M2: ';' and tab separators, and .tsv, were refused."""
+def test_semicolon_and_tab_separators(tmp_path, sep, name):
+    """';' and tab separators, and .tsv, were refused."""
     y, P = _calibrated(20, k=2)
     pred = load_predictions(_write_csv(tmp_path / name, ["label", "p0", "p1"], y, P, sep=sep))
     np.testing.assert_allclose(pred.probs, P, atol=1e-6)
 
 
-def test_M2_decimal_commas_and_gzip(tmp_path):
-    """M2: decimal commas ("0,4") and .csv.gz were refused."""
+def test_decimal_commas_and_gzip(tmp_path):
+    """Decimal commas ("0,4") and .csv.gz were refused."""
     (tmp_path / "comma.csv").write_text("label;p0;p1\n1;0,25;0,75\n0;0,6;0,4\n")
     pred = load_predictions(tmp_path / "comma.csv")
     assert pred.probs.tolist() == [[0.25, 0.75], [0.6, 0.4]]
@@ -168,8 +169,8 @@ def test_M2_decimal_commas_and_gzip(tmp_path):
     assert load_predictions(tmp_path / "good.csv.gz").probs.tolist() == [[0.2, 0.8]]
 
 
-def test_M3_string_labels_through_column_names_or_classes(tmp_path):
-    """M3: labels 'cat'/'dog' were refused even with columns named after the classes."""
+def test_string_labels_through_column_names_or_classes(tmp_path):
+    """Labels 'cat'/'dog' were refused even with columns named after the classes."""
     (tmp_path / "str_labels.csv").write_text("label,cat,dog\ncat,0.9,0.1\ndog,0.2,0.8\n")
     pred = load_predictions(tmp_path / "str_labels.csv")
     assert pred.labels.tolist() == [0, 1]
@@ -185,8 +186,8 @@ def test_M3_string_labels_through_column_names_or_classes(tmp_path):
     assert load_predictions(tmp_path / "bool_labels.csv").labels.tolist() == [1, 0]
 
 
-def test_M4_id_columns_label_column_and_prob_columns(tmp_path):
-    """M4: id columns could not be skipped, a numeric id was read as class 0, and the label
+def test_id_columns_label_column_and_prob_columns(tmp_path):
+    """Id columns could not be skipped, a numeric id was read as class 0, and the label
     column name was fixed."""
     (tmp_path / "id_col.csv").write_text("id,label,p0,p1\nimg_0,1,0.2,0.8\nimg_1,0,0.7,0.3\n")
     pred = load_predictions(tmp_path / "id_col.csv")
@@ -211,8 +212,8 @@ def test_M4_id_columns_label_column_and_prob_columns(tmp_path):
         load_predictions(tmp_path / "text_col.csv")
 
 
-def test_M5_binary_n1_probabilities_and_1d_logits(tmp_path):
-    """M5: (n, 1) sigmoid outputs and 1-d / (n, 1) logits were refused."""
+def test_binary_n1_probabilities_and_1d_logits(tmp_path):
+    """(n, 1) sigmoid outputs and 1-d / (n, 1) logits were refused."""
     p = np.array([[0.2], [0.9], [0.6]])
     np.savez(tmp_path / "probs_n1.npz", labels=np.array([0, 1, 1]), probs=p)
     pred = load_predictions(tmp_path / "probs_n1.npz")
@@ -225,19 +226,19 @@ def test_M5_binary_n1_probabilities_and_1d_logits(tmp_path):
     assert report.n_classes == 2
 
 
-def test_M6_float16_probabilities_are_accepted(tmp_path):
-    """M6: float16 rows summing to 1.00012 were refused with the logits hint."""
+def test_float16_probabilities_are_accepted(tmp_path):
+    """Float16 rows summing to 1.00012 were refused with the logits hint."""
     y, P = _calibrated(500)
     P16 = P.astype(np.float16)
-    assert np.abs(P16.astype(np.float64).sum(axis=1) - 1).max() > 1e-4   # the finding's case
+    assert np.abs(P16.astype(np.float64).sum(axis=1) - 1).max() > 1e-4   # the case refused before
     np.savez(tmp_path / "f16.npz", labels=y, probs=P16)
     pred = load_predictions(tmp_path / "f16.npz")
     assert pred.n_samples == 500
     assert cn.tce(y, P16, 10) >= 0.0
 
 
-def test_M11_directory_is_named_as_a_directory(tmp_path):
-    """M11: a directory was reported as "no such file"."""
+def test_directory_is_named_as_a_directory(tmp_path):
+    """A directory was reported as "no such file"."""
     (tmp_path / "adir.npz").mkdir()
     with pytest.raises(IsADirectoryError, match="is a directory, not a file"):
         load_predictions(tmp_path / "adir.npz")
@@ -247,8 +248,8 @@ def test_M11_directory_is_named_as_a_directory(tmp_path):
         load_predictions(tmp_path / "p.npy", labels=tmp_path / "ydir")
 
 
-def test_M12_transposed_matrix_is_diagnosed(tmp_path):
-    """M12: a (k, n) matrix got "row 0 sums to 163.8 ... logits"."""
+def test_transposed_matrix_is_diagnosed(tmp_path):
+    """A (k, n) matrix got "row 0 sums to 163.8 ... logits"."""
     y, P = _calibrated(500)
     np.savez(tmp_path / "transposed.npz", labels=y, probs=P.T)
     with pytest.raises(ValueError, match=r"shape \(3, 500\) but there are 500 labels: transposed"):
@@ -258,16 +259,16 @@ def test_M12_transposed_matrix_is_diagnosed(tmp_path):
         load_predictions(tmp_path / "swapped.npz")
 
 
-def test_M18_labels_array_with_a_predictions_file(tmp_path):
-    """M18 (loader part): a label array with a .npy predictions file."""
+def test_labels_array_with_a_predictions_file(tmp_path):
+    """A label array with a .npy predictions file."""
     y, P = _calibrated(40)
     np.save(tmp_path / "p.npy", P)
     pred = load_predictions(tmp_path / "p.npy", labels=y)
     assert pred.labels.tolist() == y.tolist()
 
 
-def test_M19_csv_errors_name_the_file_line_and_column(tmp_path):
-    """M19: CSV errors used file lines, 0-based rows or matrix indexes, depending on the check."""
+def test_csv_errors_name_the_file_line_and_column(tmp_path):
+    """CSV errors used file lines, 0-based rows or matrix indexes, depending on the check."""
     header = "label,p0,p1\n"
     cases = {
         "nan": (header + "1,0.2,0.8\n0,nan,1\n", "line 3, column 'p0'"),
@@ -282,8 +283,8 @@ def test_M19_csv_errors_name_the_file_line_and_column(tmp_path):
             load_predictions(tmp_path / f"{name}.csv")
 
 
-def test_M21_one_based_labels_are_diagnosed(tmp_path):
-    """M21: labels 1..k gave no hint; with class k absent they were silently off by one."""
+def test_one_based_labels_are_diagnosed(tmp_path):
+    """Labels 1..k gave no hint; with class k absent they were silently off by one."""
     P = np.full((4, 3), 1 / 3)
     with pytest.raises(ValueError, match="1-based"):
         Predictions.from_arrays([1, 2, 3, 1], P)
@@ -295,8 +296,8 @@ def test_M21_one_based_labels_are_diagnosed(tmp_path):
     assert fixed.labels.tolist() == [0, 1, 2, 0]
 
 
-def test_M22_separate_labels_files_for_a_csv_and_headerless_files(tmp_path):
-    """M22: --labels had to be .npy and could not go with a CSV; no header was impossible."""
+def test_separate_labels_files_for_a_csv_and_headerless_files(tmp_path):
+    """--labels had to be .npy and could not go with a CSV; no header was impossible."""
     (tmp_path / "probs.csv").write_text("p0,p1\n0.2,0.8\n0.7,0.3\n")
     (tmp_path / "labels.txt").write_text("1\n0\n")
     (tmp_path / "labels.csv").write_text("id,label\na,1\nb,0\n")
@@ -316,10 +317,10 @@ def test_M22_separate_labels_files_for_a_csv_and_headerless_files(tmp_path):
     assert pred.labels.tolist() == [1] and any("comment" in note for note in pred.notes)
 
 
-# -------------------------------------------------------------------------------------- LOW
+# ------------------------------------------------------------------------------- edge cases
 
-def test_L1_zip_with_non_npy_members(tmp_path):
-    """L1: a zip whose members are not .npy gave AttributeError."""
+def test_zip_with_non_npy_members(tmp_path):
+    """A zip whose members are not .npy gave AttributeError."""
     import zipfile
 
     with zipfile.ZipFile(tmp_path / "textzip.npz", "w") as zf:
@@ -330,8 +331,8 @@ def test_L1_zip_with_non_npy_members(tmp_path):
 
 
 @pytest.mark.parametrize("protocol", [0, 1])
-def test_L2_old_protocol_pickles_are_recognised(tmp_path, protocol):
-    """L2: protocol 0/1 pickles renamed .npz got numpy's allow_pickle text, and
+def test_old_protocol_pickles_are_recognised(tmp_path, protocol):
+    """Protocol 0/1 pickles renamed .npz got numpy's allow_pickle text, and
     --allow-pickle still refused them."""
     rng = np.random.default_rng(protocol)
     z, y = rng.normal(size=(6, 3)), rng.integers(0, 3, size=6)
@@ -343,14 +344,14 @@ def test_L2_old_protocol_pickles_are_recognised(tmp_path, protocol):
     np.testing.assert_array_equal(pred.logits, z)
 
 
-def test_L3_huge_float_labels_show_the_value_and_leak_no_warning():
-    """L3: labels 1e20 leaked a RuntimeWarning and were shown as -9223372036854775808."""
+def test_huge_float_labels_show_the_value_and_leak_no_warning():
+    """Labels 1e20 leaked a RuntimeWarning and were shown as -9223372036854775808."""
     with pytest.raises(ValueError, match=r"label 1e\+20 at index 0 is out of range"):
         Predictions.from_arrays(np.array([1e20, 0.0]), [[0.5, 0.5], [0.5, 0.5]])
 
 
-def test_L4_float_residue_just_outside_the_unit_interval_is_accepted():
-    """L4: 1.0000000000000002 and -1e-17 were refused as outside [0, 1]."""
+def test_float_residue_just_outside_the_unit_interval_is_accepted():
+    """1.0000000000000002 and -1e-17 were refused as outside [0, 1]."""
     P = np.array([[1.0000000000000002, 0.0], [-1e-17, 1.0]])
     pred = Predictions.from_arrays([0, 1], P)
     assert pred.probs.tolist() == [[1.0, 0.0], [0.0, 1.0]]
@@ -358,8 +359,8 @@ def test_L4_float_residue_just_outside_the_unit_interval_is_accepted():
         Predictions.from_arrays([0], [[1.00005, 0.0, 0.0]])   # more than rounding: refused
 
 
-def test_L5_label_shapes(tmp_path):
-    """L5: (n, 1) labels were refused in .npz/.npy; one-hot labels got no hint."""
+def test_label_shapes(tmp_path):
+    """(n, 1) labels were refused in .npz/.npy; one-hot labels got no hint."""
     np.savez(tmp_path / "y_n1.npz", labels=np.array([[0], [1]]), probs=np.array([0.2, 0.9]))
     assert load_predictions(tmp_path / "y_n1.npz").labels.tolist() == [0, 1]
     np.savez(tmp_path / "onehot.npz", labels=np.eye(3)[[0, 2]], probs=np.full((2, 3), 1 / 3))
@@ -367,8 +368,8 @@ def test_L5_label_shapes(tmp_path):
         load_predictions(tmp_path / "onehot.npz")
 
 
-def test_L10_non_utf8_csv_names_the_file(tmp_path):
-    """L10: a latin-1 CSV gave "'utf-8' codec can't decode byte 0xe9" without the file name."""
+def test_non_utf8_csv_names_the_file(tmp_path):
+    """A latin-1 CSV gave "'utf-8' codec can't decode byte 0xe9" without the file name."""
     (tmp_path / "latin1.csv").write_bytes("label,caf\xe9,p1\n1,0.2,0.8\n".encode("latin-1"))
     with pytest.raises(ValueError, match=r"latin1.csv: not UTF-8 text \(byte 0xe9"):
         load_predictions(tmp_path / "latin1.csv")
@@ -376,16 +377,16 @@ def test_L10_non_utf8_csv_names_the_file(tmp_path):
     assert load_predictions(tmp_path / "utf16.csv").labels.tolist() == [1]
 
 
-def test_L11_long_row_gets_a_line_number(tmp_path):
-    """L11: rows longer than the header (every row, e.g. a trailing separator) gave "rows have
+def test_long_row_gets_a_line_number(tmp_path):
+    """Rows longer than the header (every row, e.g. a trailing separator) gave "rows have
     4 fields, the header has 3" with no line number."""
     (tmp_path / "long.csv").write_text("label,p0,p1\n1,0.2,0.8,9\n0,0.5,0.5,9\n")
     with pytest.raises(ValueError, match="line 2 has 4 fields, the header has 3"):
         load_predictions(tmp_path / "long.csv")
 
 
-def test_L12_label_only_csv_and_single_column(tmp_path):
-    """L12: a CSV with only a label column got a confusing shape message."""
+def test_label_only_csv_and_single_column(tmp_path):
+    """A CSV with only a label column got a confusing shape message."""
     (tmp_path / "only_label.csv").write_text("label\n1\n0\n")
     with pytest.raises(ValueError, match="no probability columns"):
         load_predictions(tmp_path / "only_label.csv")
@@ -394,17 +395,17 @@ def test_L12_label_only_csv_and_single_column(tmp_path):
                                                                          0.9]]
 
 
-def test_L15_save_predictions_mentions_no_command_line_flag(tmp_path):
-    """L15: save_predictions said "(command line: --force)" but has no command line."""
+def test_save_predictions_mentions_no_command_line_flag(tmp_path):
+    """save_predictions said "(command line: --force)" but has no command line."""
     path = cn.save_predictions(tmp_path / "p.npz", [0], probs=[[0.5, 0.5]])
     with pytest.raises(FileExistsError) as info:
         cn.save_predictions(path, [0], probs=[[0.5, 0.5]])
     assert "command line" not in str(info.value)
 
 
-def test_H2_the_report_on_renormalized_input_matches_the_definition(tmp_path):
-    """H2 end to end: --renormalize on the 2-decimal file gives the ECE of the renormalized
-    rows (the finding's wrong number came from softmax on probabilities)."""
+def test_the_report_on_renormalized_input_matches_the_definition(tmp_path):
+    """End to end: --renormalize on the 2-decimal file gives the ECE of the renormalized
+    rows (the wrong number came from softmax on probabilities)."""
     y, P = _calibrated(400)
     path = _write_csv(tmp_path / "r.csv", ["label", "p0", "p1", "p2"], y, P, fmt="{:.2f}")
     report = cn.evaluate(cn.as_predictions(path, renormalize=True), n_bins=[15])
@@ -415,8 +416,8 @@ def test_H2_the_report_on_renormalized_input_matches_the_definition(tmp_path):
     assert abs(row["value"] - _top_label_ece(y, R, 15)) < 1e-12
 
 
-def test_M19_lines_are_file_lines_on_the_fast_path_too(tmp_path):
-    """M19: an all-numeric file is parsed by numpy; its errors must still give file lines
+def test_lines_are_file_lines_on_the_fast_path_too(tmp_path):
+    """An all-numeric file is parsed by numpy; its errors must still give file lines
     (here after a comment line, CRLF line ends and a blank line) and column names."""
     text = "# exported\r\nlabel,p0,p1\r\n1,0.2,0.8\r\n\r\n0,0.25,0.8\r\n"
     (tmp_path / "crlf.csv").write_text(text, newline="")
@@ -430,8 +431,8 @@ def test_M19_lines_are_file_lines_on_the_fast_path_too(tmp_path):
         load_predictions(tmp_path / "mid.csv")
 
 
-def test_L10_utf16_without_bom_and_gzip_by_content(tmp_path):
-    """L10/M2: UTF-16 without a byte-order mark (NUL bytes) is named as such; a gzip file is
+def test_utf16_without_bom_and_gzip_by_content(tmp_path):
+    """UTF-16 without a byte-order mark (NUL bytes) is named as such; a gzip file is
     recognised by its content, and a .gz that is not gzip is refused clearly."""
     (tmp_path / "u16.csv").write_bytes("label,p0,p1\n1,0.2,0.8\n".encode("utf-16-le"))
     with pytest.raises(ValueError, match="u16.csv: contains NUL bytes: UTF-16"):
@@ -443,8 +444,9 @@ def test_L10_utf16_without_bom_and_gzip_by_content(tmp_path):
         load_predictions(tmp_path / "plain.csv.gz")
 
 
-def test_H3_float16_probabilities_passed_as_logits_are_refused():
-    """H3 with float16 input: the simplex test uses the dtype's row-sum tolerance."""
+def test_float16_probabilities_passed_as_logits_are_refused():
+    """Logits mode on float16 probabilities: the simplex test uses the dtype's row-sum
+    tolerance."""
     P = np.array([[0.1, 0.2, 0.7], [0.3, 0.3, 0.4]] * 20).astype(np.float16)
     assert np.abs(P.astype(np.float64).sum(axis=1) - 1).max() > 1e-4   # beyond ROW_SUM_ATOL
     with pytest.raises(ValueError, match="look like probabilities, not logits"):

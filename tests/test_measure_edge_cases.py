@@ -1,8 +1,8 @@
-"""Regression tests for the measure-level findings of the input/output review
-(../shared/input-findings.md): H1 (ties and row order), M7 (binary semantics in messages),
-M17 (equal-width bins may outnumber the samples), L23 (a non-measure passed to an aggregation).
+"""Measures at their edges: ties and row order (a label-sorted file gives the shuffled file's
+value), binary semantics in messages, equal-width bins that outnumber the samples, and a
+non-measure passed to an aggregation.
 
-Each test is named after its finding and fails on commit 2ee615c.
+Each test fails on commit 2ee615c.
 """
 
 import numpy as np
@@ -22,8 +22,8 @@ def _three_valued_calibrated(n=1000, seed=1):
     return y, p, rng
 
 
-def test_H1_label_sorted_file_gives_the_shuffled_value():
-    """H1: a calibrated 3-valued predictor, rows sorted by label, scored 28-47x its reference
+def test_label_sorted_file_gives_the_shuffled_value():
+    """A calibrated 3-valued predictor, rows sorted by label, scored 28-47x its reference
     on the equal-mass measures (ties ordered by position leak the labels into the bins)."""
     rng = np.random.default_rng(1)
     values = np.array([0.2, 0.5, 0.8])
@@ -42,8 +42,8 @@ def test_H1_label_sorted_file_gives_the_shuffled_value():
             assert a_pos > 3 * a
 
 
-def test_H1_evaluate_report_identical_for_label_sorted_and_shuffled_rows():
-    """H1, the report: the same rows in label order and shuffled give the same table."""
+def test_evaluate_report_identical_for_label_sorted_and_shuffled_rows():
+    """The report: the same rows in label order and shuffled give the same table."""
     y, p, rng = _three_valued_calibrated(600, seed=3)
     P = np.column_stack([1 - p, p])
     by_label = np.argsort(y, kind="stable")
@@ -61,8 +61,8 @@ def test_H1_evaluate_report_identical_for_label_sorted_and_shuffled_rows():
         assert close(ra["calibrated_reference"], rb["calibrated_reference"], 1e-12), ra
 
 
-def test_H1_knn_style_predictions_on_a_tenths_grid():
-    """H1, realistic: kNN probabilities (multiples of 0.1) over 3 classes, label-sorted."""
+def test_knn_style_predictions_on_a_tenths_grid():
+    """Realistic: kNN probabilities (multiples of 0.1) over 3 classes, label-sorted."""
     rng = np.random.default_rng(7)
     n, k = 900, 3
     counts = rng.multinomial(10, rng.dirichlet(np.ones(k), size=n))
@@ -76,8 +76,8 @@ def test_H1_knn_style_predictions_on_a_tenths_grid():
         assert close(a, b, 1e-12)
 
 
-def test_M7_tce_on_a_binary_vector_explains_the_binary_ece():
-    """M7: tce(y, p) with 1-d p said "call the measure directly", which computes another number."""
+def test_tce_on_a_binary_vector_explains_the_binary_ece():
+    """tce(y, p) with 1-d p said "call the measure directly", which computes another number."""
     y = [0, 1, 1, 0]
     p = [0.2, 0.9, 0.6, 0.4]
     with pytest.raises(ValueError) as info:
@@ -90,8 +90,8 @@ def test_M7_tce_on_a_binary_vector_explains_the_binary_ece():
     assert cn.binned_ece(y, p, n_bins=2) != cn.tce(y, P, n_bins=2)
 
 
-def test_M17_equal_width_bins_may_outnumber_the_samples():
-    """M17: binned_ece(y[:6], p[:6], 10) was refused; equal-width ECE is defined for m > n."""
+def test_equal_width_bins_may_outnumber_the_samples():
+    """binned_ece(y[:6], p[:6], 10) was refused; equal-width ECE is defined for m > n."""
     y = np.array([0, 1, 1, 0, 1, 0])
     p = np.array([0.05, 0.93, 0.71, 0.38, 0.66, 0.12])
     # m = 10: every sample in its own bin, so ECE_1 = mean |p - y|
@@ -108,8 +108,8 @@ def test_M17_equal_width_bins_may_outnumber_the_samples():
         cn.l2_qece(y, p, 10)
 
 
-def test_L23_classwise_with_a_non_measure_names_the_measure():
-    """L23: classwise(np.mean, y, P) failed inside numpy with a TypeError about scalar indexes."""
+def test_classwise_with_a_non_measure_names_the_measure():
+    """classwise(np.mean, y, P) failed inside numpy with a TypeError about scalar indexes."""
     P = np.array([[0.2, 0.8], [0.6, 0.4], [0.5, 0.5]])
     y = [1, 0, 1]
     with pytest.raises(TypeError, match=r"measure mean: calling it as mean\(y_true, y_prob\)"):
@@ -120,8 +120,8 @@ def test_L23_classwise_with_a_non_measure_names_the_measure():
         cn.classwise(5, y, P)
 
 
-def test_H1_cli_reports_identical_for_label_sorted_and_shuffled_csv(tmp_path, capsys):
-    """H1 through the command line: the same rows, rounded to 2 decimals, written to two CSV
+def test_cli_reports_identical_for_label_sorted_and_shuffled_csv(tmp_path, capsys):
+    """Through the command line: the same rows, rounded to 2 decimals, written to two CSV
     files (sorted by label; shuffled) give identical reports (calnotes evaluate --json)."""
     import json
 
@@ -149,8 +149,8 @@ def test_H1_cli_reports_identical_for_label_sorted_and_shuffled_csv(tmp_path, ca
         assert close(ra["calibrated_reference"], rb["calibrated_reference"], 1e-12), ra
 
 
-def test_H1_evaluate_can_reproduce_eq1_literally_with_ties_position(tmp_path, capsys):
-    """H1: the position rule stays available (paper literal), in the API and the CLI, with a
+def test_evaluate_can_reproduce_eq1_literally_with_ties_position(tmp_path, capsys):
+    """The position rule stays available (paper literal), in the API and the CLI, with a
     note in the report; on label-sorted rows its rows differ from the default."""
     import json
 

@@ -1,18 +1,20 @@
-"""Issue 21, item 2 ("no hint that leads to a wrong number") and the in-memory input findings
-of item 4 (../shared/input-findings-3.md): N2, N3, N4, N6, N11, N12, N-L1..N-L9, N-L20,
-N-L22, N-L24, and H3, M6, L4, L15 of the earlier report.
+"""No hint that leads to a wrong number, and the inputs as common tools export them: binary
+logits, index and integer columns, string labels, pandas and ``__array__`` objects, percent
+strings, Parquet and Feather, CSV shapes (trailing separators, comments, Excel's ``sep=``
+line, pipes, no header), alias keys of ``.npz`` files, missing labels, rounded logits and
+float16 rows.
 
-Every test is named after its finding and builds its own small input in ``tmp_path``, shaped
-like the sweep's files (pandas, Excel, R, Keras, Hugging Face exports).  Expected values are
-computed here from the arrays written to the files, never by the code under test.
+Every test builds its own small input in ``tmp_path``, shaped like the files of those tools
+(pandas, Excel, R, Keras, Hugging Face exports).  Expected values are computed here from the
+arrays written to the files, never by the code under test.
 
 Behaviour kept, with the reason:
 
-* L4 -- a value outside ``[0, 1]`` by more than floating-point residue (``1.00005``) is still
+* A value outside ``[0, 1]`` by more than floating-point residue (``1.00005``) is still
   refused while a row summing to ``0.99995`` passes: no rounding of a probability produces a
   value above one, whereas float32 softmax rows do sum to ``1 +- 1e-5``.  What changed is the
   advice: no logits hint, and ``--renormalize`` now clips such values and renormalizes.
-* N12 -- pyarrow is not a dependency (nor in the test environment): the Parquet/Feather read
+* pyarrow is not a dependency (nor in the test environment): the Parquet/Feather read
   itself is tested when pyarrow is importable; without it, the message names pyarrow and the
   conversion to CSV (tested always).
 """
@@ -59,9 +61,9 @@ def _fast(**kwargs):
     return dict(n_bins=[5], utility=False, significance=False, smooth_ece=False, **kwargs)
 
 
-# ------------------------------------------------------------------------- N2: binary logits
+# ----------------------------------------------------------------------------- binary logits
 
-def test_N2_logits_on_binary_probabilities_refused(tmp_path):
+def test_logits_on_binary_probabilities_refused(tmp_path):
     rng = np.random.default_rng(1)
     p = np.round(rng.uniform(size=120), 4)
     y = (rng.uniform(size=120) < p).astype(int)
@@ -86,9 +88,9 @@ def test_N2_logits_on_binary_probabilities_refused(tmp_path):
         pytest.approx(np.mean((z > 0) == y))
 
 
-# ------------------------------------------------------------------ N3: index and int columns
+# ------------------------------------------------------------------ index and integer columns
 
-def test_N3_unnamed_index_column_skipped(tmp_path):
+def test_unnamed_index_column_skipped(tmp_path):
     y, P = _calibrated()
     # pd.read_csv(f).to_csv(g) of a file saved with its index: ",Unnamed: 0,label,p0,p1,p2"
     rows = [[i, i] + r for i, r in enumerate(_base_rows(y, P))]
@@ -109,7 +111,7 @@ def test_N3_unnamed_index_column_skipped(tmp_path):
     assert pred.n_classes == 3 and _accuracy(pred.labels, pred.probs) == _accuracy(y, Z)
 
 
-def test_N3_named_index_column_skipped(tmp_path):
+def test_named_index_column_skipped(tmp_path):
     y, P = _calibrated()
     for name, start in (("sample_name", 0), ("row_number", 1), ("Unnamed_thing", 0)):
         rows = [[i + start] + r for i, r in enumerate(_base_rows(y, P))]
@@ -134,7 +136,7 @@ def test_N3_named_index_column_skipped(tmp_path):
         load_predictions(path)
 
 
-def test_N3_integer_column_never_hinted_as_logits(tmp_path):
+def test_integer_column_never_hinted_as_logits(tmp_path):
     y, P = _calibrated()
     rows = [[int(t), int(p.argmax())] + [f"{v:.6f}" for v in p] for t, p in zip(y, P)]
     path = _write(tmp_path / "pred_col.csv", _csv_lines(["label", "pred", "p0", "p1", "p2"],
@@ -153,7 +155,7 @@ def test_N3_integer_column_never_hinted_as_logits(tmp_path):
     assert "logits" not in str(info.value)
 
 
-def test_N3_report_lists_class_columns(tmp_path, capsys):
+def test_report_lists_class_columns(tmp_path, capsys):
     y, P = _calibrated(60)
     path = _write(tmp_path / "m.csv", _csv_lines(["id", "label", "cat", "dog", "emu"],
                                                  [[f"img{i}"] + r for i, r in
@@ -175,9 +177,9 @@ def test_N3_report_lists_class_columns(tmp_path, capsys):
     assert "classes: the 3 columns of the probability matrix, in order" in arrays.format_table()
 
 
-# ------------------------------------------------------------------------- N4: string labels
+# ----------------------------------------------------------------------------- string labels
 
-def test_N4_unmatched_string_labels_refused_for_k_above_2(tmp_path):
+def test_unmatched_string_labels_refused_for_k_above_2(tmp_path):
     y, P = _calibrated()
     # columns hold classes b, a, c; labels are a/b/c: sorted order would be wrong
     order = np.array(["b", "a", "c"])
@@ -211,7 +213,7 @@ def test_N4_unmatched_string_labels_refused_for_k_above_2(tmp_path):
     assert any("'no' -> column 's0'" in n for n in pred.notes)
 
 
-# ----------------------------------------------------------------------- N6: pandas, __array__
+# --------------------------------------------------------------------------- pandas, __array__
 
 class _Tensor:
     """A stand-in for a CPU torch/jax tensor: an object with ``__array__`` only."""
@@ -223,7 +225,7 @@ class _Tensor:
         return self._values if dtype is None else self._values.astype(dtype)
 
 
-def test_N6_array_like_objects_accepted():
+def test_array_like_objects_accepted():
     y, P = _calibrated(80)
     report = cn.evaluate(_Tensor(P), labels=_Tensor(y), **_fast())
     assert report.n_classes == 3 and report.accuracy == _accuracy(y, P)
@@ -232,7 +234,7 @@ def test_N6_array_like_objects_accepted():
     assert logits.accuracy == _accuracy(y, P)
 
 
-def test_N6_dataframe_accepted_with_column_names():
+def test_dataframe_accepted_with_column_names():
     pd = pytest.importorskip("pandas")
     y, P = _calibrated(80)
     names = np.array(["setosa", "versicolor", "virginica"])
@@ -257,9 +259,9 @@ def test_N6_dataframe_accepted_with_column_names():
         cn.evaluate(cn.as_predictions(frame, labels, delimiter=";"), **_fast())
 
 
-# ---------------------------------------------------------------------- N11: percent strings
+# --------------------------------------------------------------------------- percent strings
 
-def test_N11_percent_strings_read(tmp_path):
+def test_percent_strings_read(tmp_path):
     rows = [[0, "50%", "25%", "25%"], [1, "12.5%", "75%", "12.5%"], [2, "0%", "10%", "90%"]]
     pred = load_predictions(_write(tmp_path / "pct.csv",
                                    _csv_lines(["label", "p0", "p1", "p2"], rows)))
@@ -277,9 +279,9 @@ def test_N11_percent_strings_read(tmp_path):
     assert np.allclose(pred.probs, expected / expected.sum(axis=1, keepdims=True))
 
 
-# ------------------------------------------------------------------- N12: Parquet and Feather
+# ------------------------------------------------------------------------ Parquet and Feather
 
-def test_N12_parquet_and_feather_read(tmp_path):
+def test_parquet_and_feather_read(tmp_path):
     pd = pytest.importorskip("pandas")
     pytest.importorskip("pyarrow")
     y, P = _calibrated(60)
@@ -293,7 +295,7 @@ def test_N12_parquet_and_feather_read(tmp_path):
         assert pred.class_columns == ("p0", "p1", "p2")
 
 
-def test_N12_parquet_without_pyarrow_names_the_conversion(tmp_path, monkeypatch, capsys):
+def test_parquet_without_pyarrow_names_the_conversion(tmp_path, monkeypatch, capsys):
     import sys
     for module in ("pyarrow", "pyarrow.parquet", "pyarrow.feather", "fastparquet"):
         monkeypatch.setitem(sys.modules, module, None)       # import fails: not installed
@@ -305,9 +307,9 @@ def test_N12_parquet_without_pyarrow_names_the_conversion(tmp_path, monkeypatch,
     assert "needs pyarrow" in capsys.readouterr().err
 
 
-# --------------------------------------------------------------------------- low: CSV shapes
+# -------------------------------------------------------------------------------- CSV shapes
 
-def test_NL1_trailing_separators_dropped(tmp_path):
+def test_trailing_separators_dropped(tmp_path):
     y, P = _calibrated(30)
     lines = _csv_lines(["label", "p0", "p1", "p2"], _base_rows(y, P), ";")
     path = _write(tmp_path / "trail.csv", [line.replace(".", ",") + ";;" for line in lines])
@@ -319,7 +321,7 @@ def test_NL1_trailing_separators_dropped(tmp_path):
     assert np.allclose(load_predictions(path).probs, P)
 
 
-def test_NL2_comment_after_data_skipped(tmp_path):
+def test_comment_after_data_skipped(tmp_path):
     y, P = _calibrated(30)
     path = _write(tmp_path / "c.csv", _csv_lines(["label", "p0", "p1", "p2"],
                                                  _base_rows(y, P)) + ["# end of export", ""])
@@ -332,7 +334,7 @@ def test_NL2_comment_after_data_skipped(tmp_path):
         load_predictions(inside)
 
 
-def test_NL3_excel_sep_line_honoured(tmp_path):
+def test_excel_sep_line_honoured(tmp_path):
     y, P = _calibrated(30)
     lines = [line.replace(".", ",") for line in
              _csv_lines(["label", "p0", "p1", "p2"], _base_rows(y, P), ";")]
@@ -340,7 +342,7 @@ def test_NL3_excel_sep_line_honoured(tmp_path):
     assert np.allclose(pred.probs, P) and np.array_equal(pred.labels, y)
 
 
-def test_NL4_pipe_separator_read(tmp_path):
+def test_pipe_separator_read(tmp_path):
     y, P = _calibrated(30)
     pred = load_predictions(_write(tmp_path / "pipe.csv",
                                    _csv_lines(["label", "p0", "p1", "p2"], _base_rows(y, P),
@@ -352,7 +354,7 @@ def test_NL4_pipe_separator_read(tmp_path):
         load_predictions(_write(tmp_path / "aligned.txt", printed))
 
 
-def test_NL5_headerless_file_hinted_no_header(tmp_path):
+def test_headerless_file_hinted_no_header(tmp_path):
     y, P = _calibrated(30)
     path = _write(tmp_path / "nh.csv", _csv_lines(["label", "p0", "p1", "p2"],
                                                   _base_rows(y, P))[1:])
@@ -362,7 +364,7 @@ def test_NL5_headerless_file_hinted_no_header(tmp_path):
     assert np.allclose(pred.probs, P)
 
 
-def test_NL6_pm1_and_minus100_labels_hinted():
+def test_pm1_and_minus100_labels_hinted():
     p = np.array([0.2, 0.7, 0.9, 0.4])
     with pytest.raises(ValueError, match=r"-1/\+1.*\(labels \+ 1\) // 2"):
         Predictions.from_arrays([-1, 1, 1, -1], p)
@@ -370,7 +372,7 @@ def test_NL6_pm1_and_minus100_labels_hinted():
         Predictions.from_arrays([0, -100, 1, 1], p)
 
 
-def test_NL7_npz_alias_keys_read(tmp_path):
+def test_npz_alias_keys_read(tmp_path):
     y, P = _calibrated(40)
     np.savez(tmp_path / "sk.npz", y_true=y, y_prob=P)
     pred = load_predictions(tmp_path / "sk.npz")
@@ -389,7 +391,7 @@ def test_NL7_npz_alias_keys_read(tmp_path):
     assert np.array_equal(load_predictions(tmp_path / "canon.npz").labels, y)
 
 
-def test_NL8_one_class_softmax_refused(tmp_path):
+def test_one_class_softmax_refused(tmp_path):
     np.savez(tmp_path / "k1.npz", labels=np.zeros(50, int), probs=np.ones((50, 1)))
     with pytest.raises(ValueError, match="every value is 1.*one-class model"):
         load_predictions(tmp_path / "k1.npz")
@@ -397,7 +399,7 @@ def test_NL8_one_class_softmax_refused(tmp_path):
     assert Predictions.from_arrays([1], [1.0]).n_classes == 2
 
 
-def test_NL9_force_logits_without_logits(tmp_path, capsys):
+def test_force_logits_without_logits(tmp_path, capsys):
     y, P = _calibrated(30)
     path = _write(tmp_path / "b.csv", _csv_lines(["label", "p0", "p1", "p2"],
                                                  _base_rows(y, P)))
@@ -409,7 +411,7 @@ def test_NL9_force_logits_without_logits(tmp_path, capsys):
     assert "--force-logits: applies to logits only" in capsys.readouterr().err
 
 
-def test_NL20_labels_path_with_array(tmp_path):
+def test_labels_path_with_array(tmp_path):
     y, P = _calibrated(40)
     np.save(tmp_path / "labels.npy", y)
     (tmp_path / "labels.txt").write_text("\n".join(map(str, y)) + "\n")
@@ -418,7 +420,7 @@ def test_NL20_labels_path_with_array(tmp_path):
         assert report.accuracy == _accuracy(y, P)
 
 
-def test_NL22_masked_logit_notes_not_contradictory():
+def test_masked_logit_notes_not_contradictory():
     Z = np.array([[0.0, -np.inf, 1.0], [2.0, 0.5, -1.0], [0.1, 0.2, 0.3]])
     report = cn.evaluate(cn.as_predictions(Z, [1, 0, 2], kind="logits"), **_fast())
     assert report.scores["log"] == np.inf
@@ -428,7 +430,7 @@ def test_NL22_masked_logit_notes_not_contradictory():
     assert any("stays finite" in n for n in finite.notes)
 
 
-def test_NL24_na_label_named_missing(tmp_path):
+def test_na_label_named_missing(tmp_path):
     y, P = _calibrated(30)
     rows = _base_rows(y, P)
     rows[3][0] = "NA"
@@ -446,9 +448,9 @@ def test_NL24_na_label_named_missing(tmp_path):
     assert np.array_equal(load_predictions(path).labels, y)
 
 
-# ---------------------------------------------------------------------------- report 2's four
+# ------------------------------ rounded logits, float16, residue above one, flags in messages
 
-def test_H3_rounded_and_percentage_logits_refused(tmp_path):
+def test_rounded_and_percentage_logits_refused(tmp_path):
     y, P = _calibrated(100)
     rounded = np.round(P, 2)
     assert np.abs(rounded.sum(axis=1) - 1).max() > 1e-4          # really off by rounding
@@ -465,7 +467,7 @@ def test_H3_rounded_and_percentage_logits_refused(tmp_path):
     assert forced.logits is not None
 
 
-def test_M6_float16_probabilities_evaluated(tmp_path):
+def test_float16_probabilities_evaluated(tmp_path):
     y, P = _calibrated(300, k=3)
     P16 = P.astype(np.float16)
     sums = P16.astype(np.float64).sum(axis=1)
@@ -483,7 +485,7 @@ def test_M6_float16_probabilities_evaluated(tmp_path):
                      "--no-significance"]) == 0
 
 
-def test_L4_value_just_above_one_not_hinted_as_logits():
+def test_value_just_above_one_not_hinted_as_logits():
     with pytest.raises(ValueError, match=r"1\.00005.*only by 5e-05.*renormalize") as info:
         Predictions.from_arrays([0, 1], [[1.00005, 0.0, 0.0], [0.2, 0.3, 0.5]])
     assert "logits" not in str(info.value)
@@ -497,7 +499,7 @@ def test_L4_value_just_above_one_not_hinted_as_logits():
         Predictions.from_arrays([0], [[2.5, -1.3, 0.2]])
 
 
-def test_L15_cli_messages_use_flags(tmp_path, capsys):
+def test_cli_messages_use_flags(tmp_path, capsys):
     y, P = _calibrated(30)
     rows = [[int(t)] + [f"{v:.3f}" for v in 3 * np.log(p + 0.01)] for t, p in zip(y, P)]
     path = _write(tmp_path / "z.csv", _csv_lines(["label", "z0", "z1", "z2"], rows))

@@ -1,6 +1,9 @@
-"""Regression tests for the report, command-line and recalibrator findings of the user-testing
-report (``input-findings.md``, tried on commit 2ee615c).  Each test name starts with the
-finding's id.  Inputs are generated in ``tmp_path``.
+"""The evaluation report, the command line and the recalibrators on the inputs people hand
+them: binary rows and the Brier convention, huge and infinite logits, warnings of degenerate
+fits, scikit-learn conventions, arguments checked before anything is read or computed, bin
+counts above ``n``, the table's alignment and the messages' flags, ``calnotes run``'s checks
+and outputs, a broken pipe, ``--version`` and provenance, the binary figure.  Inputs are
+generated in ``tmp_path``.
 
 Tolerances
 ----------
@@ -8,14 +11,6 @@ Tolerances
 terms of size <= 1 in different orders (rounding error <= n * 2^-53 ~ 1e-13 for n <= 1000).
 Expected values are computed here by naive code (loops, textbook formulas, scikit-learn),
 never by the function under test.
-
-Not fixed here, with the reason
--------------------------------
-M16 (no spread or p-value next to the calibrated reference): significance for ``evaluate`` is
-the scope of the issue "Practice at scale: evaluate sorted once, with significance" and will be
-built there, on the same report rows (plain dicts, so a spread or p-value is one more key and
-one more column).  Until then the README and the report say what the reference is (an
-expectation, not a threshold).
 """
 
 from __future__ import annotations
@@ -90,9 +85,9 @@ def _npz(tmp_path, n=200, k=3, seed=0, name="model.npz"):
     return save_predictions(tmp_path / name, y, probs=P), P, y
 
 
-# ================================================================================== M7, M8
+# ======================================================= binary rows, the Brier convention
 
-def test_M7_binary_rows_on_p1_with_their_calibrated_references():
+def test_binary_rows_on_p1_with_their_calibrated_references():
     p, y = _binary(400, 1)
     report = calnotes.evaluate(p, labels=y, n_bins=[10])
     rows = _rows(report)
@@ -122,7 +117,7 @@ def test_M7_binary_rows_on_p1_with_their_calibrated_references():
     assert "binary = " not in three.format_table()
 
 
-def test_M8_brier_convention_and_sklearn_binary_brier():
+def test_brier_convention_and_sklearn_binary_brier():
     from sklearn.metrics import brier_score_loss
 
     p, y = _binary(300, 3)
@@ -139,9 +134,9 @@ def test_M8_brier_convention_and_sklearn_binary_brier():
     assert "brier_binary" not in calnotes.evaluate(P3, labels=y3, n_bins=[5]).scores
 
 
-# ====================================================================================== M9
+# =============================================================== log loss from huge logits
 
-def test_M9_log_loss_from_logits_is_finite_for_huge_logits():
+def test_log_loss_from_logits_is_finite_for_huge_logits():
     # a gap of 800: softmax underflows to probability 0, the loss is 800 (label on the small
     # logit) and log(1 + e^-800) = 0 in float64 (label on the large one): mean 400
     Z = np.array([[0.0, 800.0], [0.0, 800.0]])
@@ -166,9 +161,9 @@ def test_M9_log_loss_from_logits_is_finite_for_huge_logits():
         log_loss_from_logits([0], [[-np.inf, -np.inf]])
 
 
-# ============================================================================== M10, L24
+# ================================================================= -inf logits, overflow
 
-def test_M10_minus_inf_logits_are_masked_classes():
+def test_minus_inf_logits_are_masked_classes():
     Z = np.array([[0.0, -np.inf, 1.0], [2.0, 0.5, -np.inf], [-np.inf, 0.0, 0.0]])
     assert np.array_equal(check_logits(Z), Z)
     P = softmax(Z)
@@ -189,7 +184,7 @@ def test_M10_minus_inf_logits_are_masked_classes():
     assert math.isfinite(report.scores["log"])
 
 
-def test_L24_huge_logits_leak_no_overflow_warning():
+def test_huge_logits_leak_no_overflow_warning():
     Z = np.array([[1e308, -1e308], [-1e308, 1e308]])
     with warnings.catch_warnings():
         warnings.simplefilter("error")            # any RuntimeWarning fails the test
@@ -199,7 +194,7 @@ def test_L24_huge_logits_leak_no_overflow_warning():
     assert report.accuracy == 1.0 and report.scores["log"] == 0.0
 
 
-# ============================================================================== M13, H3
+# ===================== warnings of degenerate fits and of logits that are probabilities
 
 def _degenerate_messages(fit):
     with pytest.warns(_warning("DegenerateFitWarning")) as record:
@@ -207,7 +202,7 @@ def _degenerate_messages(fit):
     return " | ".join(str(w.message) for w in record)
 
 
-def test_M13_degenerate_fits_warn():
+def test_degenerate_fits_warn():
     P, y, Z = _multiclass(200, 3, 7)
     one_class = _degenerate_messages(lambda: TemperatureScaling().fit(P, np.zeros(200, int)))
     assert "at the bound of the search" in one_class and "class(es) [1, 2]" in one_class
@@ -236,7 +231,7 @@ def test_M13_degenerate_fits_warn():
         assert case in doc
 
 
-def test_H3_logits_mode_on_probabilities_warns():
+def test_logits_mode_on_probabilities_warns():
     P, y, Z = _multiclass(200, 3, 8)
     with pytest.warns(_warning("InputKindWarning"), match="looks like probabilities"):
         TemperatureScaling(inputs="logits").fit(P, y)
@@ -247,9 +242,9 @@ def test_H3_logits_mode_on_probabilities_warns():
         TemperatureScaling(inputs="logits").fit(Z, y)     # real logits: no warning
 
 
-# ====================================================================================== L13
+# ============================================================ histogram binning's bin count
 
-def test_L13_histogram_binning_bin_count_is_bounded():
+def test_histogram_binning_bin_count_is_bounded():
     with pytest.raises(ValueError, match=r"n_bins: 1000000000000 bins is above the limit"):
         HistogramBinning(n_bins=10 ** 12)
     P, y, _ = _multiclass(50, 3, 9)
@@ -260,9 +255,9 @@ def test_L13_histogram_binning_bin_count_is_bounded():
     assert HistogramBinning(n_bins=500).fit(P, y).bin_counts_.sum() == 150
 
 
-# ====================================================================================== L21
+# ================================================================= scikit-learn conventions
 
-def test_L21_sklearn_clone_params_predict_proba_and_named_lengths():
+def test_sklearn_clone_params_predict_proba_and_named_lengths():
     from sklearn.base import clone
 
     P, y, Z = _multiclass(300, 3, 10)
@@ -292,9 +287,9 @@ def test_L21_sklearn_clone_params_predict_proba_and_named_lengths():
         compare_recalibrators(P[:100], y[:99], P[100:], y[100:])
 
 
-# ====================================================================================== L22
+# ================================================================ logit width checked first
 
-def test_L22_width_checked_before_taking_logs():
+def test_width_checked_before_taking_logs():
     P, y, _ = _multiclass(300, 3, 11)
     X4 = np.column_stack([P, np.zeros(300)])            # an extra all-zero column
     for model in (VectorScaling(), MatrixScaling()):
@@ -304,9 +299,9 @@ def test_L22_width_checked_before_taking_logs():
             model.transform(X4)
 
 
-# ====================================================================================== M14
+# ============================================== calnotes run: parameter values, failed runs
 
-def test_M14_parameter_values_checked_before_running(tmp_path, monkeypatch, capsys):
+def test_parameter_values_checked_before_running(tmp_path, monkeypatch, capsys):
     import papermill
 
     def never(*args, **kwargs):
@@ -328,7 +323,7 @@ def test_M14_parameter_values_checked_before_running(tmp_path, monkeypatch, caps
     assert chapters.parse_value("5", default="smoke") == "5"   # a str default keeps the text
 
 
-def test_M14_failed_run_does_not_block_a_rerun(tmp_path, monkeypatch):
+def test_failed_run_does_not_block_a_rerun(tmp_path, monkeypatch):
     import papermill
 
     calls = []
@@ -355,9 +350,9 @@ def test_M14_failed_run_does_not_block_a_rerun(tmp_path, monkeypatch):
                                                      "benchmarks.ipynb"]   # no hidden files
 
 
-# ====================================================================================== M15
+# ============================================================ calnotes run: path parameters
 
-def test_M15_only_path_parameters_are_made_absolute(tmp_path, monkeypatch):
+def test_only_path_parameters_are_made_absolute(tmp_path, monkeypatch):
     import papermill
 
     seen = {}
@@ -383,9 +378,9 @@ def test_M15_only_path_parameters_are_made_absolute(tmp_path, monkeypatch):
     assert seen["report_dir"] == str(tmp_path / "rep")       # an output folder: always
 
 
-# ====================================================================================== M17
+# ======================================================================= bin counts above n
 
-def test_M17_bin_counts_above_n_keep_equal_width_rows():
+def test_bin_counts_above_n_keep_equal_width_rows():
     p, y = _binary(6, 12)
     P = np.column_stack([1 - p, p])
     report = calnotes.evaluate(P, labels=y, n_bins=[4, 10])
@@ -397,7 +392,7 @@ def test_M17_bin_counts_above_n_keep_equal_width_rows():
     assert any("skipped for m = [10] > n = 6" in note for note in report.notes)
 
 
-def test_M17_evaluate_logic_for_m_above_n(monkeypatch):
+def test_evaluate_logic_for_m_above_n(monkeypatch):
     """The plan of rows, independent of the measures: m > n gets ECE rows only (no
     equal-mass binning is ever planned for m = 7 > n = 5)."""
     from calnotes._sorted import SortedColumns
@@ -414,9 +409,9 @@ def test_M17_evaluate_logic_for_m_above_n(monkeypatch):
     assert any("[7]" in note for note in report.notes)
 
 
-# ====================================================================================== M18
+# ========================================================= arguments checked before reading
 
-def test_M18_n_bins_and_predictions_are_checked_first(tmp_path):
+def test_n_bins_and_predictions_are_checked_first(tmp_path):
     P, y, _ = _multiclass(40, 3, 14)
     for bad, exc, match in (
             (10.0, TypeError, r"n_bins \(command line: --bins\): .*got 10\.0 \(float\)"),
@@ -437,16 +432,16 @@ def test_M18_n_bins_and_predictions_are_checked_first(tmp_path):
             calnotes.evaluate(bad, labels=y)
 
 
-def test_M18_npy_file_with_a_label_array(tmp_path):
+def test_npy_file_with_a_label_array(tmp_path):
     P, y, _ = _multiclass(60, 3, 15)
     np.save(tmp_path / "probs.npy", P)
     report = calnotes.evaluate(tmp_path / "probs.npy", labels=y, n_bins=[5])
     assert report.n_samples == 60 and report.accuracy == np.mean(P.argmax(axis=1) == y)
 
 
-# ====================================================================================== M20
+# =========================================================== --out checked before computing
 
-def test_M20_out_checked_before_computing(tmp_path, monkeypatch):
+def test_out_checked_before_computing(tmp_path, monkeypatch):
     path, P, y = _npz(tmp_path)
 
     def never(*args, **kwargs):
@@ -480,7 +475,7 @@ def test_M20_out_checked_before_computing(tmp_path, monkeypatch):
         locked.chmod(0o755)
 
 
-def test_M20_table_printed_before_a_failed_write(tmp_path, monkeypatch, capsys):
+def test_table_printed_before_a_failed_write(tmp_path, monkeypatch, capsys):
     path, P, y = _npz(tmp_path)
 
     def disk_full(self, out, **kwargs):
@@ -493,9 +488,9 @@ def test_M20_table_printed_before_a_failed_write(tmp_path, monkeypatch, capsys):
     assert "No space left on device" in captured.err
 
 
-# =========================================================================== L6, L15, L20
+# ============================================================= the table and the messages
 
-def test_L6_ratio_is_inf_or_dash_never_nan():
+def test_ratio_is_inf_or_dash_never_nan():
     y = np.array([0, 1, 2, 0, 1, 2, 0, 1])
     P = np.eye(3)[[0, 1, 2, 1, 1, 2, 0, 0]]            # one-hot: every reference is 0
     table = calnotes.evaluate(P, labels=y, n_bins=[2]).format_table()
@@ -508,7 +503,7 @@ def test_L6_ratio_is_inf_or_dash_never_nan():
     assert "nan" not in table and "nan" not in skipped
 
 
-def test_L15_messages_name_keyword_and_flag(tmp_path, capsys):
+def test_messages_name_keyword_and_flag(tmp_path, capsys):
     path, P, y = _npz(tmp_path)
     out = tmp_path / "rep"
     out.mkdir()
@@ -533,7 +528,7 @@ def _assert_m_column_aligned(table: str, counts: set):
         assert line[:end - len(m)].endswith(" ")
 
 
-def test_L20_table_aligned_for_large_bin_counts():
+def test_table_aligned_for_large_bin_counts():
     row = {"measure": "ECE", "aggregation": "confidence", "binning": "width", "value": 0.1,
            "calibrated_reference": 0.05, "reference_method": "exact"}
     report = evaluation.EvaluationReport(
@@ -546,9 +541,9 @@ def test_L20_table_aligned_for_large_bin_counts():
     _assert_m_column_aligned(table, {"5", "1000000"})
 
 
-# ================================================================================= L7, L8
+# ================================================== calnotes run: --out and --book errors
 
-def test_L7_run_out_errors_name_out(tmp_path, capsys):
+def test_run_out_errors_name_out(tmp_path, capsys):
     afile = tmp_path / "afile.txt"
     afile.write_text("keep")
     assert cli.main(["run", "benchmarks", "--out", str(afile)]) == 2
@@ -559,7 +554,7 @@ def test_L7_run_out_errors_name_out(tmp_path, capsys):
     assert "--out:" in err and "is a file" in err and ".input" not in err
 
 
-def test_L7_unwritable_run_out_is_named(tmp_path, capsys, monkeypatch):
+def test_unwritable_run_out_is_named(tmp_path, capsys, monkeypatch):
     locked = tmp_path / "locked"
     locked.mkdir()
     locked.chmod(0o555)
@@ -575,16 +570,16 @@ def test_L7_unwritable_run_out_is_named(tmp_path, capsys, monkeypatch):
     assert f"--out: cannot write in {locked}" in err and ".input" not in err
 
 
-def test_L8_missing_book_folder_is_an_error(tmp_path, capsys):
+def test_missing_book_folder_is_an_error(tmp_path, capsys):
     assert cli.main(["--book", str(tmp_path / "nonexistent"), "chapters"]) == 2
     assert "--book:" in capsys.readouterr().err
     assert cli.main(["--book", str(tmp_path), "chapters"]) == 2
     assert "holds no _toc.yml" in capsys.readouterr().err
 
 
-# ====================================================================================== L9
+# ====================================================== --bins before the predictions file
 
-def test_L9_bins_before_the_predictions_file(tmp_path, capsys):
+def test_bins_before_the_predictions_file(tmp_path, capsys):
     path, P, y = _npz(tmp_path)
     for argv in (["evaluate", "--bins", "15", "20", str(path), "--json"],
                  ["evaluate", "--bins", "15,20", str(path), "--json"],
@@ -598,10 +593,10 @@ def test_L9_bins_before_the_predictions_file(tmp_path, capsys):
     assert "'x' is not a whole number" in capsys.readouterr().err
 
 
-# ===================================================================================== L14
+# ================================================= the Evaluate chapter's temporary folder
 
-def test_L14_evaluate_chapter_leaves_no_temporary_folder(tmp_path, monkeypatch):
-    """The run also checks M17 in the chapter: a bin count above n is kept, with a note."""
+def test_evaluate_chapter_leaves_no_temporary_folder(tmp_path, monkeypatch):
+    """The run also checks, in the chapter, that a bin count above n is kept, with a note."""
     monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))   # the kernel's temporary folder
     (tmp_path / "tmp").mkdir()
     p, y = _binary(120, 17)
@@ -618,17 +613,17 @@ def test_L14_evaluate_chapter_leaves_no_temporary_folder(tmp_path, monkeypatch):
     assert ">binary</td>" in text            # the chapter's report table has the binary rows
 
 
-# ===================================================================================== L16
+# ========================================================================== no TCP warning
 
-def test_L16_run_prints_no_tcp_warning(tmp_path, capfd):
+def test_run_prints_no_tcp_warning(tmp_path, capfd):
     assert cli.main(["run", "benchmarks", "--out", str(tmp_path / "o")]) == 0
     captured = capfd.readouterr()
     assert "without encryption" not in captured.err + captured.out
 
 
-# ===================================================================================== L17
+# ============================================================================= broken pipe
 
-def test_L17_broken_pipe_exits_quietly():
+def test_broken_pipe_exits_quietly():
     with subprocess.Popen([sys.executable, "-m", "calnotes.cli", "chapters"],
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
         proc.stdout.close()                      # the reader is gone before anything is written
@@ -637,9 +632,9 @@ def test_L17_broken_pipe_exits_quietly():
     assert err == b""
 
 
-# ===================================================================================== L18
+# ============================================================= --version, JSON, provenance
 
-def test_L18_version_json_and_provenance(tmp_path, capsys):
+def test_version_json_and_provenance(tmp_path, capsys):
     with pytest.raises(SystemExit) as exc:
         cli.main(["--version"])
     assert exc.value.code == 0
@@ -654,9 +649,9 @@ def test_L18_version_json_and_provenance(tmp_path, capsys):
     assert written["input_sha256"] == data["input_sha256"]
 
 
-# ===================================================================================== L19
+# ======================================================================= the binary figure
 
-def test_L19_binary_figure_has_a_p1_panel_and_explains_the_bars():
+def test_binary_figure_has_a_p1_panel_and_explains_the_bars():
     p, y = _binary(200, 18)
     report = calnotes.evaluate(p, labels=y, n_bins=[10])
     fig = report._figure()
@@ -673,7 +668,7 @@ def test_L19_binary_figure_has_a_p1_panel_and_explains_the_bars():
 
 # ============================================================================ loader options
 
-def test_M4_loader_options_are_passed_through_only_when_given(tmp_path, monkeypatch, capsys):
+def test_loader_options_are_passed_through_only_when_given(tmp_path, monkeypatch, capsys):
     path, P, y = _npz(tmp_path)
     seen = []
     real = inputs.load_predictions

@@ -1,12 +1,12 @@
-"""Issue 21, item 1 and findings N1, N-L11, N-L21 of ../shared/input-findings-3.md: the
-report's intervals, their meaning and measured coverage; the footer without significance; the
-fewest bootstrap resamples.
+"""The report's intervals, their meaning and measured coverage; the footer without
+significance; the fewest bootstrap resamples.
 
-N1: the interval is now of ``E[T_n]`` (the mean of the measure over test sets of the same size
-from the same population), built by a bias-corrected bootstrap (calnotes._evalrows.
+The interval is of ``E[T_n]`` (the mean of the measure over test sets of the same size from
+the same population), built by a bias-corrected bootstrap (calnotes._evalrows.
 basic_interval); its coverage is measured on exact populations by calnotes.coverage (the
 Evaluate chapter builds the table at smoke size; ``-m slow`` here runs it at full size).  The
-level itself is pinned by tests/test_planted_bugs.py on an exact bootstrap law.
+level itself is pinned by tests/test_interval_level_and_patching_blocks.py on an exact
+bootstrap law.
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ def _calibrated(n, k, rng):
     return P, y
 
 
-def test_N1_calibrated_model_interval_contains_its_value_and_reference():
-    """N1's scenario (a calibrated k = 3 model, n = 300, m = 10): for a calibrated model the
+def test_calibrated_model_interval_contains_its_value_and_reference():
+    """A calibrated k = 3 model (n = 300, m = 10): for a calibrated model the
     calibrated reference is ``E[T_n | predictions]``, the target of the interval, so the
     intervals contain it in most test sets; the percentile interval of 9a2840a contained it
     in 9-12% (class-wise) and put the value itself below the interval.
@@ -56,7 +56,7 @@ def test_N1_calibrated_model_interval_contains_its_value_and_reference():
     assert not low, f"intervals containing the calibrated reference, of 12: {low}"
 
 
-def test_N1_no_interval_below_the_measured_rows_per_bin():
+def test_no_interval_below_the_measured_rows_per_bin():
     """The coverage table measures bins down to 10 rows (n = 100, m = 10); a row with fewer
     rows per bin gets no interval, and its ``ci_note`` and a report note say why.  At n = 150:
     m = 15 (10 rows per bin) has intervals, m = 16 and 20 do not."""
@@ -77,7 +77,7 @@ def test_N1_no_interval_below_the_measured_rows_per_bin():
     assert line.split()[-2] == "-"
 
 
-def test_N1_coverage_table_checks_catch_a_bad_interval():
+def test_coverage_table_checks_catch_a_bad_interval():
     """The table's check flags coverage below the level and rejection rates above alpha by
     more than the tolerance, and passes cells inside it; the tolerance is the Bonferroni
     binomial one (sqrt(0.09 / 200) = 0.0212 standard error at S = 200)."""
@@ -92,7 +92,7 @@ def test_N1_coverage_table_checks_catch_a_bad_interval():
         assert len(out) == 1 and key in out[0], out
 
 
-def test_N1_populations_are_what_the_docstring_says():
+def test_populations_are_what_the_docstring_says():
     """The coverage table's populations: calibrated ones have truth = prediction; the
     overconfident ones are shrunk a third of the way to uniform."""
     for name, (k, calibrated) in coverage.POPULATIONS.items():
@@ -110,7 +110,7 @@ def test_N1_populations_are_what_the_docstring_says():
 
 
 @pytest.mark.slow
-def test_N1_coverage_full_size():
+def test_coverage_full_size():
     """The coverage table at full size (all four populations, n = 100, 300, 1000, 200 test
     sets per cell, the default 200 resamples): every interval's coverage of ``E[T_n]`` is at
     least 0.9 and every rejection rate of the calibrated null at most its alpha, within the
@@ -127,7 +127,7 @@ def _footer(report):
     return text[text.index("calibrated = "):]
 
 
-def test_NL11_no_significance_footer_does_not_explain_p_values_or_intervals():
+def test_no_significance_footer_does_not_explain_p_values_or_intervals():
     """With --no-significance (significance=False) no row has a p-value or an interval, so
     the footer does not explain them; with significance it does."""
     rng = np.random.default_rng(3)
@@ -144,7 +144,7 @@ def test_NL11_no_significance_footer_does_not_explain_p_values_or_intervals():
     assert "p-value =" in no_ci and "interval =" not in no_ci
 
 
-def test_NL21_too_few_bootstrap_resamples_refused(tmp_path, capsys):
+def test_too_few_bootstrap_resamples_refused(tmp_path, capsys):
     """bootstrap=1 printed an "interval" from one resample; now 1..18 are refused with a
     message naming the argument and the minimum (19: a 90% interval's 5% quantile needs
     (B + 1) * 0.05 >= 1), 0 (no intervals) and 19 are accepted, on the API and the CLI."""

@@ -1,21 +1,23 @@
-"""Regression tests for issue 21, items 3 and 5: provenance and outputs that cannot mix, and one
-representation of the same input in memory and out of core (findings N7-N10, N-L10, N-L12..16,
-N-L18, N-L19, N-L23, N-L25, N-L26 of ``../shared/input-findings-3.md``; N-L17, a speed finding,
-is left to the benchmarks, see the end of the file).
+"""Provenance and outputs that cannot mix, and one representation of the same input in memory
+and out of core: the input's hash taken when it is read, report folders replaced whole or not
+at all, concurrent runs, repeated ``--bins``, the utility tie-break, huge integer answers,
+tuple parameters and up-front checks of ``calnotes run``, shard folders.  The speed of the
+report is left to the benchmarks (see the end of the file).
 
 Every test builds its own small input in ``tmp_path``.  Expected values come from the inputs
 (hashlib on the bytes written, accuracy from the arrays), never from the code under test.
-Out-of-core tests use Dask's threaded scheduler (the findings are about what is read, not
-about processes).  In-memory and out-of-core numbers are compared as in ``tests/test_scale.py``:
+Out-of-core tests use Dask's threaded scheduler (what is tested is what is read, not
+processes).  In-memory and out-of-core numbers are compared as in ``tests/test_scale.py``:
 integer quantities (accuracy) exactly, floating-point sums to ``1e-12`` relative (the same
 sums in another order; fewer than 10^4 terms each, so rounding stays below ``1e-12``), with
 the l1 references folded-normal in memory as out of core.
 
-Every test fails on commit 9a2840a except ``test_N10_stale_utility_figure_removed_by_force``:
-that half of N10 (``--force --no-utility`` over a full report) already removed the old
-``utility_ecdf.png`` there (``EvaluationReport.write`` unlinked it), so it stays as a guard; the
-half that failed (an out-of-core report over an in-memory one kept all three old figures) is
-``test_N10_out_of_core_report_over_in_memory_one``.  Run time: about 25 s on two shared cores.
+Every test fails on commit 9a2840a except ``test_stale_utility_figure_removed_by_force``:
+that half of the stale-figure case (``--force --no-utility`` over a full report) already
+removed the old ``utility_ecdf.png`` there (``EvaluationReport.write`` unlinked it), so it
+stays as a guard; the half that failed (an out-of-core report over an in-memory one kept all
+three old figures) is ``test_out_of_core_report_over_in_memory_one``.  Run time: about 25 s
+on two shared cores.
 """
 
 from __future__ import annotations
@@ -85,9 +87,9 @@ def assert_same_report(mem, ooc):
                                                           rel=1e-12, abs=1e-15)
 
 
-# =============================================================================== N7: provenance
+# =================================================================================== provenance
 
-def test_N7_hash_taken_at_load_time(tmp_path, monkeypatch):
+def test_hash_taken_at_load_time(tmp_path, monkeypatch):
     """The file is replaced during the computation: the report keeps the numbers and the hash
     of the file that was loaded (A), not of its replacement (B)."""
     Pa, ya = calibrated(200, 3, 1)
@@ -109,7 +111,7 @@ def test_N7_hash_taken_at_load_time(tmp_path, monkeypatch):
     assert json.loads(report.to_json())["input_sha256"] == sha_a
 
 
-def test_N7_input_removed_during_run_keeps_the_report(tmp_path, monkeypatch, capsys):
+def test_input_removed_during_run_keeps_the_report(tmp_path, monkeypatch, capsys):
     P, y = calibrated(200, 3, 3)
     path = save_predictions(tmp_path / "gone.npz", y, probs=P)
     expected = sha(path)
@@ -127,7 +129,7 @@ def test_N7_input_removed_during_run_keeps_the_report(tmp_path, monkeypatch, cap
     assert json.loads((out / "report.json").read_text())["input_sha256"] == expected
 
 
-def test_N7_file_changed_while_loading_is_refused(tmp_path, monkeypatch):
+def test_file_changed_while_loading_is_refused(tmp_path, monkeypatch):
     """A file rewritten while it is being read: its hash and the loaded numbers could describe
     different bytes, so the run stops with the file named (not a silent mismatch)."""
     Pa, ya = calibrated(200, 3, 4)
@@ -147,7 +149,7 @@ def test_N7_file_changed_while_loading_is_refused(tmp_path, monkeypatch):
         calnotes.evaluate(path, n_bins=[5], **FAST)
 
 
-def test_N7_labels_file_hashed_at_load_time(tmp_path, monkeypatch):
+def test_labels_file_hashed_at_load_time(tmp_path, monkeypatch):
     P, y = calibrated(150, 3, 6)
     np.save(tmp_path / "p.npy", P)
     np.save(tmp_path / "y.npy", y)
@@ -164,7 +166,7 @@ def test_N7_labels_file_hashed_at_load_time(tmp_path, monkeypatch):
     assert report.input_sha256 == sha(tmp_path / "p.npy")
 
 
-def test_N7_out_of_core_hash_and_file_replaced_during_run(tmp_path, monkeypatch, threads):
+def test_out_of_core_hash_and_file_replaced_during_run(tmp_path, monkeypatch, threads):
     """Out of core the .npy file is read during the computation: its hash is recorded as in
     memory, and a file replaced during the run (the numbers would mix two files) is refused."""
     from calnotes import scale
@@ -189,7 +191,7 @@ def test_N7_out_of_core_hash_and_file_replaced_during_run(tmp_path, monkeypatch,
                           out_of_core=True)
 
 
-# =============================================================== N9, N10: outputs that cannot mix
+# ======================================================================== outputs that cannot mix
 
 def _first_run(tmp_path, capsys, extra=()):
     P, y = calibrated(120, 3, 7)
@@ -202,7 +204,7 @@ def _first_run(tmp_path, capsys, extra=()):
     return out, second
 
 
-def test_N9_force_run_failing_halfway_keeps_the_earlier_set(tmp_path, monkeypatch, capsys):
+def test_force_run_failing_halfway_keeps_the_earlier_set(tmp_path, monkeypatch, capsys):
     out, second = _first_run(tmp_path, capsys)
     before = snapshot(out)
     assert set(before) == {"report.json", "report.csv", "reliability.png", "sharpness.png"}
@@ -220,7 +222,7 @@ def test_N9_force_run_failing_halfway_keeps_the_earlier_set(tmp_path, monkeypatc
     assert sorted(p.name for p in out.parent.iterdir()) == ["report"]   # no temporary folder
 
 
-def test_N9_failure_while_moving_restores_the_earlier_set(tmp_path, monkeypatch, capsys):
+def test_failure_while_moving_restores_the_earlier_set(tmp_path, monkeypatch, capsys):
     out, second = _first_run(tmp_path, capsys)
     before = snapshot(out)
     real = os.replace
@@ -245,7 +247,7 @@ def test_N9_failure_while_moving_restores_the_earlier_set(tmp_path, monkeypatch,
     assert json.loads((kept[0] / "report.json").read_text())["n_samples"] == 80
 
 
-def test_N10_stale_utility_figure_removed_by_force(tmp_path, capsys):
+def test_stale_utility_figure_removed_by_force(tmp_path, capsys):
     """A guard: this case (--force --no-utility over a full report) already removed the old
     utility_ecdf.png on 9a2840a; the case that failed there is the next test's."""
     P, y = calibrated(120, 3, 7)
@@ -265,7 +267,7 @@ def test_N10_stale_utility_figure_removed_by_force(tmp_path, capsys):
     assert json.loads((out / "report.json").read_text())["n_samples"] == 80
 
 
-def test_N10_out_of_core_report_over_in_memory_one(tmp_path, capsys, threads):
+def test_out_of_core_report_over_in_memory_one(tmp_path, capsys, threads):
     out, _ = _first_run(tmp_path, capsys)
     P, y = calibrated(90, 3, 9)
     np.save(tmp_path / "p.npy", P)
@@ -279,7 +281,7 @@ def test_N10_out_of_core_report_over_in_memory_one(tmp_path, capsys, threads):
     assert json.loads((out / "report.json").read_text())["n_samples"] == 90
 
 
-def test_NL16_dangling_symlink_out_refused_before_computing(tmp_path, capsys, monkeypatch):
+def test_dangling_symlink_out_refused_before_computing(tmp_path, capsys, monkeypatch):
     P, y = calibrated(60, 3, 10)
     path = save_predictions(tmp_path / "a.npz", y, probs=P)
     link = tmp_path / "outdangling"
@@ -322,7 +324,7 @@ class _SlowFigure:
                 time.sleep(0.0005)
 
 
-def test_NL23_concurrent_runs_never_interleave(tmp_path):
+def test_concurrent_runs_never_interleave(tmp_path):
     """Two runs write into the same folder at the same moment (a barrier starts them
     together; each figure takes about 20 ms to write): every file holds one run's bytes, in
     full, and the whole set comes from one run."""
@@ -361,9 +363,9 @@ def test_NL23_concurrent_runs_never_interleave(tmp_path):
         assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]   # no temporary folder
 
 
-# ============================================================================ N-L10: --bins twice
+# =================================================================================== --bins twice
 
-def test_NL10_repeated_bins_adds_counts(tmp_path, capsys):
+def test_repeated_bins_adds_counts(tmp_path, capsys):
     P, y = calibrated(100, 3, 11)
     path = save_predictions(tmp_path / "a.npz", y, probs=P)
     assert cli.main(["evaluate", str(path), "--no-significance", "--no-utility", "--bins", "5",
@@ -372,9 +374,9 @@ def test_NL10_repeated_bins_adds_counts(tmp_path, capsys):
     assert {r["n_bins"] for r in rows if r["measure"] == "ECE"} == {5, 8}
 
 
-# ===================================================================== N-L12: utility tie-break
+# ============================================================================ utility tie-break
 
-def test_NL12_worst_class_does_not_depend_on_row_order():
+def test_worst_class_does_not_depend_on_row_order():
     """A binary model: U_CWE's two class errors are equal in exact arithmetic (p_1 = 1 - p_0,
     1{y = 1} = 1 - 1{y = 0}), so the worst class is a tie that must not follow the row order:
     the lower class index wins, with the same interval and direction in every order."""
@@ -394,7 +396,7 @@ def test_NL12_worst_class_does_not_depend_on_row_order():
     assert len(seen) == 1 and next(iter(seen))[0] == "class 0"
 
 
-def test_NL12_ties_go_to_the_lower_index():
+def test_ties_go_to_the_lower_index():
     from calnotes.utility import UCResult
 
     values = np.array([0.25, 0.25 + 1e-14, 0.1, 0.25 - 1e-14])
@@ -405,9 +407,9 @@ def test_NL12_ties_go_to_the_lower_index():
     assert res.max == values[1]                              # the values are not changed
 
 
-# ======================================================================= N-L19: huge integers
+# ============================================================================== huge integers
 
-def test_NL19_huge_integer_answer_is_not_yet():
+def test_huge_integer_answer_is_not_yet():
     from calnotes.exercises import check
 
     for answer in (10**400, -10**400, "10**400"):
@@ -415,9 +417,9 @@ def test_NL19_huge_integer_answer_is_not_yet():
         assert verdict.correct is False and "not yet" in str(verdict)
 
 
-# ============================================================ N8: tuple parameters of calnotes run
+# ================================================================ tuple parameters of calnotes run
 
-def test_N8_tuple_parameter_injected_as_tuple(caplog):
+def test_tuple_parameter_injected_as_tuple(caplog):
     from calnotes.chapters import _python_translator
 
     translator = _python_translator()
@@ -457,7 +459,7 @@ print("k, n, m =", *sim_size)
 '''
 
 
-def test_N8_tuple_parameter_end_to_end(tmp_path, caplog):
+def test_tuple_parameter_end_to_end(tmp_path, caplog):
     pytest.importorskip("papermill")
     from calnotes import chapters
 
@@ -473,9 +475,9 @@ def test_N8_tuple_parameter_end_to_end(tmp_path, caplog):
     assert "sim_size = (3, 30, 5)" in text and "k, n, m = 3 30 5" in text
 
 
-# =================================================== item 5: in memory and out of core alike
+# =========================================================== in memory and out of core alike
 
-def test_NL13_dot_files_in_shard_folder_skipped(tmp_path, threads, folded):
+def test_dot_files_in_shard_folder_skipped(tmp_path, threads, folded):
     P, y = calibrated(400, 3, 13)
     folder = tmp_path / "shards"
     folder.mkdir()
@@ -488,7 +490,7 @@ def test_NL13_dot_files_in_shard_folder_skipped(tmp_path, threads, folded):
     assert_same_report(calnotes.evaluate(P, labels=y, n_bins=[5, 10], **FAST), ooc)
 
 
-def test_NL14_string_labels_in_a_shard_named(tmp_path, threads):
+def test_string_labels_in_a_shard_named(tmp_path, threads):
     P, y = calibrated(300, 3, 14)
     folder = tmp_path / "shards"
     folder.mkdir()
@@ -500,7 +502,7 @@ def test_NL14_string_labels_in_a_shard_named(tmp_path, threads):
     assert "part-1.npz" in text and "part-0.npz" not in text and "rows 0.." not in text
 
 
-def test_NL15_text_labels_file_same_in_memory_and_out_of_core(tmp_path, threads, folded):
+def test_text_labels_file_same_in_memory_and_out_of_core(tmp_path, threads, folded):
     P, y = calibrated(300, 3, 15)
     np.save(tmp_path / "p.npy", P)
     (tmp_path / "labels.txt").write_text("".join(f"{v}\n" for v in y))
@@ -521,7 +523,7 @@ def test_NL15_text_labels_file_same_in_memory_and_out_of_core(tmp_path, threads,
                               smooth_ece=False)
 
 
-def test_NL25_float16_same_in_memory_and_out_of_core(tmp_path, threads, folded):
+def test_float16_same_in_memory_and_out_of_core(tmp_path, threads, folded):
     P, y = calibrated(300, 3, 16)
     np.save(tmp_path / "p16.npy", P.astype(np.float16))
     np.save(tmp_path / "y.npy", y)
@@ -535,7 +537,7 @@ def test_NL25_float16_same_in_memory_and_out_of_core(tmp_path, threads, folded):
     assert len(note) == 1 and note[0] in ooc.notes
 
 
-def test_NL26_n1_labels_same_in_memory_and_out_of_core(tmp_path, threads, folded):
+def test_n1_labels_same_in_memory_and_out_of_core(tmp_path, threads, folded):
     P, y = calibrated(300, 3, 17)
     folder = tmp_path / "shards"
     folder.mkdir()
@@ -551,7 +553,7 @@ def test_NL26_n1_labels_same_in_memory_and_out_of_core(tmp_path, threads, folded
                                               n_bins=[5, 10], out_of_core=True))
 
 
-# --- N-L18: calnotes run checks ranges and paths before a kernel starts ------------------------
+# --- calnotes run checks ranges and paths before a kernel starts -----------------------------
 
 @pytest.mark.parametrize("argv, message", [
     (["run", "measures", "-p", "n_samples", "-5"], "-p n_samples: expected a positive integer"),
@@ -561,7 +563,7 @@ def test_NL26_n1_labels_same_in_memory_and_out_of_core(tmp_path, threads, folded
     (["run", "evaluate", "-p", "predictions", "nothere.npz"],
      "-p predictions: no such file: nothere.npz"),
 ])
-def test_NL18_run_checks_ranges_and_paths_before_a_kernel(argv, message, tmp_path, capsys,
+def test_run_checks_ranges_and_paths_before_a_kernel(argv, message, tmp_path, capsys,
                                                          monkeypatch):
     import calnotes.chapters as chapters
 
@@ -579,6 +581,6 @@ def test_NL18_run_checks_ranges_and_paths_before_a_kernel(argv, message, tmp_pat
     assert not (tmp_path / "o").exists()
 
 
-# N-L17 (speed of --bins m close to n, and of the full report on 10^6 rows) is a performance
-# finding: it is measured by the benchmark grid of issue 20 (benchmarks/, m close to n
-# included), not by a timed test (developers' guide: performance lives in benchmarks/).
+# The speed of --bins m close to n, and of the full report on 10^6 rows, is measured by the
+# benchmark grid (benchmarks/, m close to n included), not by a timed test (developers' guide:
+# performance lives in benchmarks/).
