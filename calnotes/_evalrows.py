@@ -15,13 +15,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._binstats import BinStats, TieParts, abs_first_moments_together, positives_by_class
+from ._measure_spec import measure_spec
 from ._pool import NUMPY_THREAD_ROWS, cumsum_rows, reduceat_rows, worker_pool
 from ._sorted import (MEASURES, SORT_WORKERS, Located, SortedColumns, _group_starts_rows,
                       mass_edges, measure_columns, parallel_ranges, searchsorted_rows,
                       threads_for, width_raw_bins)
 from .expectation import _expected_abs_sums, _folded_normal_mean
-from .significance import (BOUND_DECISIVE, CI_LEVEL, exact_bracket_limit, exact_tail_bounds,
-                           monte_carlo_p_value, poisson_binomial_pmfs_fft,
+from .significance import (BOUND_DECISIVE, CI_LEVEL, DEFAULT_DRAWS, exact_bracket_limit,
+                           exact_tail_bounds, monte_carlo_p_value, poisson_binomial_pmfs_fft,
                            predicted_bracket_width, tail_bound)
 
 #: Work budget of one exact l1 reference (one plan: an aggregation's bins for one ``m`` and
@@ -255,14 +256,21 @@ def l1_cost(sc: SortedColumns, plan) -> float:
 
 
 def reference(prob: Problem, plan, name: str, pmfs, budget: float) -> tuple[float, str]:
-    """The calibrated reference of one row: exact, or folded-normal where the exact sums'
-    work (:func:`l1_cost`) exceeds ``budget`` (also when ``pmfs``, one column's laws computed
-    for its exact p-values, are at hand: ``budget=0`` means folded-normal, as out of core)."""
+    """The calibrated reference of one row whose measure has an exact one
+    (:attr:`calnotes._measure_spec.BinnedMeasure.reference`): exact, or folded-normal where
+    the exact sums' work (:func:`l1_cost`) exceeds ``budget`` (also when ``pmfs``, one
+    column's laws computed for its exact p-values, are at hand: ``budget=0`` means
+    folded-normal, as out of core).  A ``"monte-carlo"`` reference is the mean of the null's
+    draws (:func:`_monte_carlo`), not computed here."""
     sc = prob.sc
-    p, _ = MEASURES[name]
+    spec = measure_spec(name)
     n = sc.n
-    if p == 2:      # E S_j = 0 and Var S_j = sum p(1 - p): the bins do not matter
+    if spec.reference == "exact-variance":  # E S_j = 0, Var S_j = sum p(1 - p): bins do not matter
         return float(sc.pq_sums().mean() / n ** 2), "exact"
+    if spec.reference != "exact-abs":
+        raise ValueError(f"measure {name!r}: its calibrated reference is"
+                         f" {spec.reference!r}, which reference() does not compute (the mean of"
+                         " the calibrated null's draws: _monte_carlo)")
     if l1_cost(sc, plan) > budget:
         sigma = np.sqrt(sc.variance_sums(plan))
         return float((_folded_normal_mean(0.0, sigma).sum(axis=1) / n).mean()), "folded-normal"
@@ -739,7 +747,7 @@ def _measure_all(done: list, put) -> None:
     (:func:`calnotes._binstats.abs_first_moments_together`: fewer, larger passes; the same
     numbers)."""
     ones = [i for i, (_, names, stats) in enumerate(done)
-            if stats.parts.size and any(MEASURES[name][0] == 1 for name in names)]
+            if stats.parts.size and any(measure_spec(name).power == 1 for name in names)]
     firsts = dict(zip(ones, abs_first_moments_together([done[i][2] for i in ones])))
     for i, (key, names, stats) in enumerate(done):
         for name in names:
@@ -769,8 +777,8 @@ def binned_rows(y, P, probs_list: list, bins, ties, *, references=True, draws=0,
     workers = SORT_WORKERS if workers is None else workers
     notes: list = []
     rows = []
-    specs = [(m, name) for m in bins for name, (_, binning) in MEASURES.items()
-             if not (binning == "mass" and m > n)]
+    specs = [(m, name) for m in bins for name in MEASURES
+             if not (measure_spec(name).binning == "mass" and m > n)]
 
     def tie_workers(prob):
         """Threads for the draws and resamples of ``prob``: at most :data:`TIED_THREAD_CAP`
@@ -782,48 +790,62 @@ def binned_rows(y, P, probs_list: list, bins, ties, *, references=True, draws=0,
         single = prob.sc.c == 1
         mc_specs, exact_jobs = [], []
         for m, name in specs:       # every plan first: one pass for all variance sums
-            prob.sc.plan(m, MEASURES[name][1])
-        items = []                  # (row, plan, name, exact_ok, power, bound, wants_pmfs)
+            prob.sc.plan(m, measure_spec(name).binning)
+        items = []                  # (row, plan, name, exact_ok, spec, bound, wants_pmfs)
         for m, name in specs:
-            plan = prob.sc.plan(m, MEASURES[name][1])
+            spec = measure_spec(name)
+            plan = prob.sc.plan(m, spec.binning)
             value = float(measure_columns(plan.stats(prob.loc, ties), name).mean())
             row = {"measure": name, "aggregation": prob.aggregation, "binning": plan.binning,
                    "n_bins": m, "value": value, "calibrated_reference": None,
                    "reference_method": "skipped"}
             exact_ok = single and (ties == "position" or not plan.has_groups)
-            power = MEASURES[name][0]
             bound = None            # a certified bracket [0, bound] that decides the p-value
-            if draws and exact_ok:
-                b = tail_bound(value, power, n, prob.sc.variance_sums(plan)[0], plan.count[0])
+            if draws and exact_ok and spec.chernoff:
+                b = tail_bound(value, spec.power, n, prob.sc.variance_sums(plan)[0],
+                               plan.count[0])
                 bound = b if b <= BOUND_DECISIVE else None
             wants = single and (draws and exact_ok and bound is None or references
-                                and power == 1 and l1_cost(prob.sc, plan) <= budget)
-            items.append((row, plan, name, exact_ok, power, bound, wants))
+                                and spec.reference == "exact-abs"
+                                and l1_cost(prob.sc, plan) <= budget)
+            items.append((row, plan, name, exact_ok, spec, bound, wants))
         # the exact laws of the plans' bins, then the references: each computed on its own
         # (the same numbers on any thread), the plans on the worker threads
         plans = {id(it[1]): it[1] for it in items if it[6]}
         pmf_of = dict(zip(plans, _map_plans(lambda plan: _single_pmfs(prob.sc, plan),
                                             list(plans.values()), n, workers)))
-        if references:
+        if references:      # those of measures without an exact one come from the draws
+            exact_refs = [it for it in items if it[4].reference != "monte-carlo"]
             with _part(progress, "references"):
                 refs = _map_plans(lambda it: reference(prob, it[1], it[2], pmf_of.get(id(it[1])),
-                                                       budget), items, n * prob.sc.c, workers)
-            for it, (ref, method) in zip(items, refs):
+                                                       budget), exact_refs, n * prob.sc.c,
+                                  workers)
+            for it, (ref, method) in zip(exact_refs, refs):
                 it[0]["calibrated_reference"], it[0]["reference_method"] = ref, method
-        for row, plan, name, exact_ok, power, bound, wants in items:
+        for row, plan, name, exact_ok, spec, bound, wants in items:
             pmfs = pmf_of.get(id(plan)) if wants else None
             value = row["value"]
+            p_by_draws = False
             if draws and bound is not None:
                 row.update(p_value=bound, p_value_method="bound", p_value_lower=0.0)
             elif draws:
-                if exact_ok and predicted_bracket_width(plan.sum_prob[0], pmfs, value, power,
-                                                        n) > exact_bracket_limit(draws):
+                exact_ok = exact_ok and spec.exact_p_value
+                threshold, weights = spec.exact_sum_form(value, plan.count[0], n)
+                if exact_ok and predicted_bracket_width(plan.sum_prob[0], pmfs, threshold,
+                                                        spec.power, n, weights=weights
+                                                        ) > exact_bracket_limit(draws):
                     row["p_value_note"] = _wide_note(draws)
                     exact_ok = False
                 if exact_ok:
-                    exact_jobs.append((row, plan.sum_prob[0], pmfs, value, power))
+                    exact_jobs.append((row, plan.sum_prob[0], pmfs, threshold, spec.power,
+                                       weights))
                 else:
-                    mc_specs.append((row, plan, name))
+                    p_by_draws = True
+            # a reference from the null's draws: the Monte Carlo p-values' draws, or draws of
+            # its own where the p-value is exact or not asked for
+            ref_by_draws = references and spec.reference == "monte-carlo"
+            if p_by_draws or ref_by_draws:
+                mc_specs.append((row, plan, name, p_by_draws, ref_by_draws))
             rows.append(row)
             if progress is not None:
                 progress.update(1)
@@ -835,7 +857,8 @@ def binned_rows(y, P, probs_list: list, bins, ties, *, references=True, draws=0,
             canon = canonical_order(prob.X, prob.outcome_key())
         if mc_specs:
             with _part(progress, "p_values"):
-                _monte_carlo(prob, mc_specs, ties, draws, rng, tie_workers(prob), canon)
+                _monte_carlo(prob, mc_specs, ties, draws or DEFAULT_DRAWS, rng,
+                             tie_workers(prob), canon)
         if bootstrap:
             if single or n * prob.sc.c * bootstrap <= CLASSWISE_BOOTSTRAP_BUDGET:
                 mine = [r for r in rows if r["aggregation"] == prob.aggregation
@@ -896,13 +919,14 @@ def _wide_note(draws: int) -> str:
 
 
 def _exact_p_values(jobs: list, n: int, workers: int) -> None:
-    """The exact p-value brackets of ``jobs`` (``(row, a, pmfs, value, power)``, one column's
-    rows) by :func:`calnotes.significance.exact_tail_bounds`, the rows on ``workers`` threads
+    """The exact p-value brackets of ``jobs`` (``(row, a, pmfs, threshold, power, weights)``,
+    one column's rows, the sum form of :meth:`calnotes._measure_spec.BinnedMeasure.exact_sum_form`)
+    by :func:`calnotes.significance.exact_tail_bounds`, the rows on ``workers`` threads
     (each bracket is computed on its own, so the numbers do not depend on the threads; its
     FFTs release the GIL)."""
     def run(job):
-        row, a, pmfs, value, power = job
-        lo, hi = exact_tail_bounds(a, pmfs, value, power, n)
+        row, a, pmfs, threshold, power, weights = job
+        lo, hi = exact_tail_bounds(a, pmfs, threshold, power, n, weights=weights)
         row.update(p_value=hi, p_value_method="exact", p_value_lower=lo)
 
     workers = min(len(jobs), threads_for(n * len(jobs), _EXACT_THREAD_ROWS, workers))
@@ -915,7 +939,9 @@ def _exact_p_values(jobs: list, n: int, workers: int) -> None:
 
 
 def _monte_carlo(prob: Problem, specs, ties, draws: int, rng, workers: int, canon):
-    """Monte Carlo p-values of ``specs`` (rows, plans, names) for one problem.
+    """Monte Carlo p-values and references of ``specs`` (``(row, plan, name, p_value,
+    reference)``: the last two say which of the row's numbers come from the draws) for one
+    problem; a reference from the draws is their mean, ``reference_method = "monte-carlo"``.
 
     Uniforms are drawn in chunks of ``(n, R)`` (row ``r``: the ``r``-th row of the
     canonical order), in order, so the p-values depend on the seed, ``n``, ``k`` and the
@@ -924,18 +950,18 @@ def _monte_carlo(prob: Problem, specs, ties, draws: int, rng, workers: int, cano
     sampler = NullSampler(prob, canon)
     n, c = prob.sc.n, prob.sc.c
     workers = threads_for(draws * n * c, _MIN_THREAD_WORK, min(workers, NULL_THREAD_CAP))
-    width = max(plan.m for _, plan, _ in specs)
+    width = max(spec[1].m for spec in specs)
     nb = int(max(1, min(draws, _BATCH_BUDGET // max(1, n + c * width))))
     chunk = max(nb, _CHUNK_BUDGET // max(1, n) // nb * nb)
 
     by_plan: dict = {}
-    for _, plan, name in specs:
+    for _, plan, name, _, _ in specs:
         by_plan.setdefault(id(plan), (plan, []))[1].append(name)
     by_plan = list(by_plan.values())
 
     def run(bounds):
         values = sampler.values(*bounds, by_plan, ties)
-        return np.array([values[(id(plan), name)] for _, plan, name in specs])
+        return np.array([values[(id(plan), name)] for _, plan, name, _, _ in specs])
 
     # the slices evaluated at once: nb replications, fewer so that every worker gets one
     # (each replication's values depend on its own outcomes only, not on the slicing) --
@@ -978,9 +1004,13 @@ def _monte_carlo(prob: Problem, specs, ties, draws: int, rng, workers: int, cano
         if pool is not None:
             pool.shutdown()
     T = np.concatenate(parts, axis=1)                           # (specs, draws)
-    for (row, _, _), t in zip(specs, T):
-        row.update(p_value=monte_carlo_p_value(row["value"], t), p_value_method="monte-carlo",
-                   p_value_draws=draws)
+    for (row, _, _, p_value, ref), t in zip(specs, T):
+        if p_value:
+            row.update(p_value=monte_carlo_p_value(row["value"], t),
+                       p_value_method="monte-carlo", p_value_draws=draws)
+        if ref:
+            row.update(calibrated_reference=float(t.mean()), reference_method="monte-carlo",
+                       reference_draws=draws)
 
 
 class Resampler:
@@ -1122,7 +1152,7 @@ class Resampler:
         yv = self.sorted_outcome[0]                                 # read at the cuts only
         by_plan: dict = {}
         for m, name in specs:
-            by_plan.setdefault((m, MEASURES[name][1]), []).append(name)
+            by_plan.setdefault((m, measure_spec(name).binning), []).append(name)
         out, done = {}, []
         for (m, binning), names in by_plan.items():
             if binning == "mass":
@@ -1251,7 +1281,7 @@ class Resampler:
         loc = Located(col, np.zeros(hit.shape[0], dtype=np.int64), left, pos, 1)
         by_plan: dict = {}
         for m, name in specs:           # the measures of one plan from one pass
-            by_plan.setdefault((m, MEASURES[name][1]), []).append(name)
+            by_plan.setdefault((m, measure_spec(name).binning), []).append(name)
         out = {}
         for (m, binning), names in by_plan.items():
             for name, v in res.plan(m, binning).measure_values(loc, ties, names).items():
