@@ -3,7 +3,8 @@ bootstrap intervals, all from one sort per column (:mod:`calnotes._sorted`).
 
 The inputs are validated once by :func:`calnotes.evaluate` (a :class:`calnotes.data.Predictions`)
 and passed down as arrays; nothing here validates or sorts again.  See
-:mod:`calnotes.significance` for what the p-values and intervals mean.
+:mod:`calnotes.significance` for what the p-values and intervals mean.  The measurements behind
+the tuning constants below: benchmarks/README.md, *Tuning constants of the engine*.
 """
 
 from __future__ import annotations
@@ -15,37 +16,27 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._binstats import BinStats, TieParts, abs_first_moments_together, positives_by_class
+from ._measure_spec import measure_spec
 from ._pool import NUMPY_THREAD_ROWS, cumsum_rows, reduceat_rows, worker_pool
 from ._sorted import (MEASURES, SORT_WORKERS, Located, SortedColumns, _group_starts_rows,
                       mass_edges, measure_columns, parallel_ranges, searchsorted_rows,
                       threads_for, width_raw_bins)
 from .expectation import _expected_abs_sums, _folded_normal_mean
-from .significance import (BOUND_DECISIVE, CI_LEVEL, exact_bracket_limit, exact_tail_bounds,
-                           monte_carlo_p_value, poisson_binomial_pmfs_fft,
+from .significance import (BOUND_DECISIVE, CI_LEVEL, DEFAULT_DRAWS, exact_bracket_limit,
+                           exact_tail_bounds, monte_carlo_p_value, poisson_binomial_pmfs_fft,
                            predicted_bracket_width, tail_bound)
 
 #: Work budget of one exact l1 reference (one plan: an aggregation's bins for one ``m`` and
-#: binning), in the units of :func:`calnotes.poisson_binomial.work` (:func:`l1_cost`): about a
-#: nanosecond of one core each, so 3e8 is about 0.3 s.  Beyond it the reference is the
-#: folded-normal approximation (relative error O(1 / Var S_j), small in the large bins that
-#: exceed the budget).  On the benchmark grid (softmax of 2 N(0, 1) logits, default bins 15, 20,
-#: 100; per plan the units of the confidence / class-wise plans; E exact, F folded):
-#: n = 500: k <= 1000 all E (class-wise 1e5 to 1.3e8); n = 10^4: k <= 10 all E (class-wise
-#: 2.5e7 to 3.2e7), k = 100 class-wise equal-mass E (2.5e8 to 2.8e8), equal-width F (3.3e8 to
-#: 3.6e8), k = 1000 class-wise F (2.5e9 to 3.6e9); n = 10^5: k = 2 all E (class-wise 7e7),
-#: k = 10 class-wise F but equal-mass m = 100 (2.8e8), k >= 100 class-wise F; n = 10^6:
-#: every plan F (one column 3.6e8 to 4.4e8).  All exact l1 references of a report together
-#: (units / measured CPU seconds on the 2-core machine under load 12): n = 500, k = 2, 10,
-#: 100: 1.6e6 / 0.01, 5.3e6 / 0.01, 5.6e7 / 0.06; n = 10^4, k = 2, 10: 6.4e7 / 0.09,
-#: 1.8e8 / 0.20 -- so well under 1 s for n k <= 10^5; larger: n = 500, k = 1000 5.8e8 / 0.73,
-#: n = 10^4, k = 100 8.1e8 / 1.2, n = 10^5, k = 2 7.8e8 / 0.74, k = 10 4.8e8 / 0.59.
+#: binning), in the units of :func:`calnotes.poisson_binomial.work` (:func:`l1_cost`, about a
+#: nanosecond of one core each: 3e8 is about 0.3 s); beyond it the folded-normal approximation,
+#: whose relative error O(1 / Var S_j) is small in the large bins that exceed the budget.
 EXACT_L1_BUDGET = 3e8
-#: Largest ``n * k * B`` for which the class-wise rows get a bootstrap interval (each
-#: resample rebuilds k sorted columns and every plan: 4e6 took about 7 s on one core).
+#: Largest ``n * k * B`` for which the class-wise rows get a bootstrap interval (each resample
+#: rebuilds k sorted columns and every plan).
 CLASSWISE_BOOTSTRAP_BUDGET = 2e6
 #: Fewest rows per bin (n / m) for which a row gets a bootstrap interval: the smallest
-#: measured in the coverage table of :mod:`calnotes.coverage` (n = 100, m = 10); below it the
-#: interval's coverage is not known, so it is not printed (the row's ``ci_note`` says why).
+#: measured in the coverage table of :mod:`calnotes.coverage`; below it the interval's
+#: coverage is not known, so it is not printed (the row's ``ci_note`` says why).
 MIN_ROWS_PER_BIN = 10
 #: Replications of the null per Monte Carlo batch (memory: batch x k x m counts).
 _BATCH_BUDGET = 1 << 22
@@ -58,66 +49,37 @@ _CHUNK_BUDGET = 1 << 24
 #: Entries (resamples x columns x rows) of one block of bootstrap resamples (memory: about
 #: 40 bytes each).
 _RESAMPLE_BLOCK = 1 << 20
-#: The same where a one-column bootstrap's units are tie groups (ties="average"): its
-#: blocks' tie parts are computed together, fewer, larger passes, and a block holds only its
-#: drawn positions (:func:`group_counts`: no multiplicity per row).  Best of 3 or 4, two
-#: cores, the intervals of binary predictions rounded to two decimals, by resamples per block
-#: (200 resamples): 50,000 rows, 41 (2^21 entries) 0.328 s, 50 0.30 s, 67 0.304 s, 100
-#: 0.284 s; 100,000 rows, 20 (2^21) 0.596 s, 50 0.471 s, 83 0.473 s, 100 0.523 s.  (With
-#: the rows' multiplicities, before group_counts, 2^22 had been slower than 2^21.)
+#: The same where a one-column bootstrap's units are tie groups (``ties="average"``): larger
+#: blocks, fewer passes over the tie parts.
 _RESAMPLE_BLOCK_GROUPS = 1 << 23
 #: Largest ``n x k`` and ``k`` for which the class-wise null numbers and locates every entry
 #: ``(row, class)`` once for all chunks of draws (memory: 24 bytes per entry, plus 4 per entry
-#: and binning plan for the plans' keys: about 800 MB at 2^24 entries and 6 plans); otherwise
-#: each chunk's distinct drawn entries are numbered and located.  With few classes the draws
-#: hit nearly every entry, with many only a few per row (at 50,000 x 1,000, 200 draws hit
-#: about 10^6 of the 5 x 10^7): locating every entry made 10^4 x 1,000 four times slower.
+#: and plan); otherwise each chunk's distinct drawn entries, since with many classes the draws
+#: hit only a few entries per row.
 DENSE_NULL_ENTRIES = 1 << 24
 DENSE_NULL_COLUMNS = 16
 #: Most columns for which the class-wise null counts a replication's outcomes per bin from
 #: running sums in each column's sorted order (c passes over the draws) rather than by one
-#: key per drawn entry and binning plan (a ``bincount`` per plan): fewer passes for c <= 4.
+#: key per drawn entry and binning plan: fewer passes for c <= 4.
 SORTED_NULL_COLUMNS = 4
-#: Most threads for the draws and resamples of a problem whose tie groups straddle
-#: equal-mass edges (``ties="average"``): their parts were computed shape by shape in Python
-#: (calnotes._ties), so threads contended for the interpreter -- 100,000 x 2 predictions
-#: rounded to two decimals took 20 s on 2 threads and 58 s on 16 (the 16-core grid of commit
-#: d834319, in the git history of benchmarks/grid_results_16cores.json).  Since then the parts
-#: of all bins are computed at once (``_ties.abs_first_moments``); with the cap the point
-#: took 8.6 s at 16 threads on the 16-core host and 7.4 s on two cores (benchmarks/README.md).
-#: The cap itself has not been varied since: it stays until it is.
+#: Most threads for the draws and resamples of a problem whose tie groups straddle equal-mass
+#: edges (``ties="average"``), whose parts contend for the interpreter.
 TIED_THREAD_CAP = 2
 #: Entries of the null's draws or of the resamples (``n x columns`` each) per thread: fewer
-#: threads run where there is less work (:func:`calnotes._sorted.threads_for`).  Measured on
-#: a 16-core host (benchmarks/device/thread_sweep_16cores.json): the resamples of the two
-#: one-column problems of 10^4 binary rows (2 x 10^6 entries each) took 0.22 s on one thread,
-#: 0.10 s on the rule's three and 0.16 s on 16.
+#: threads run where there is less work (:func:`calnotes._sorted.threads_for`).
 _MIN_THREAD_WORK = 1 << 19
-#: Most replications per slice of the null where each column's counts come from running
-#: sums at a few positions (``ties="average"``, at most :data:`SORTED_NULL_COLUMNS` columns:
-#: a slice holds arrays of (positions + bins + tie parts) x replications only; fewer where
-#: the bins are many, within :data:`_SLICE_BUDGET`).  At 50,000
-#: binary predictions (200 draws, one thread; two threads) the p-values took: slices of 20
-#: 0.24 s (0.19 s), 50 0.22 s (0.19 s), 100 0.17 s (0.14 s), 200 0.24 s (0.22 s); rounded
-#: to two decimals 0.63 s (0.68 s), 0.53 s (0.50 s), 0.48 s (0.37 s), 0.55 s (0.47 s).
+#: Most replications per slice of the null where each column's counts come from running sums
+#: at a few positions (``ties="average"``, at most :data:`SORTED_NULL_COLUMNS` columns; fewer
+#: where the bins are many, within :data:`_SLICE_BUDGET`).
 _ORDER_SLICE = 100
-#: Most threads for the null's replications: on the 16-core host they were fastest at 4 to 8
-#: threads at every point measured, and slower at 16 (10^4 x 10: 0.093 s at 8, 0.145 s at 16;
-#: 10^4 x 100: 0.153 s, 0.226 s; 10^5 x 10: 0.79 s, 0.96 s).  Each chunk's uniforms are drawn
-#: in order on the calling thread (one stream, so that the p-values do not depend on the
-#: threads), and that part does not shrink with more threads.
+#: Most threads for the null's replications (slower beyond 8). Each chunk's uniforms are drawn
+#: in order on the calling thread (one stream, so the p-values do not depend on the threads).
 NULL_THREAD_CAP = 8
-#: Rows x jobs per thread for the exact p-value brackets of one column: a bracket takes about
-#: 4 ms at n = 500 and 30-90 ms at n = 10^4 (one thread); on the 16-core host the 4 brackets
-#: of 10^4 binary rows took 0.36 s on one thread and 0.25 s on four, the 18 of 500 rows
-#: 0.08 s on one and 0.16 s on 16.
+#: Rows x jobs per thread for the exact p-value brackets of one column.
 _EXACT_THREAD_ROWS = 1 << 13
-#: One thread per this many rows (``n``, or ``n k`` for a class-wise problem's references) for
-#: the plans' exact laws and the rows' references (:func:`_map_plans`).  Each item makes many
-#: NumPy calls on arrays of a bin's size, so two threads mostly trade the interpreter lock:
-#: on two cores the items of the 50,000 x 2 report took 0.39-0.40 s on one thread against
-#: 0.43 s on two (0.49-0.52 s while each FFT also took two threads); the class-wise
-#: references of 10^5 x 2 (2 x 10^5 entries) 0.31 s on two against 0.39 s on one.
+#: One thread per this many rows (``n``, or ``n k`` for a class-wise problem's references)
+#: for the plans' exact laws and the rows' references (:func:`_map_plans`): each item makes
+#: many NumPy calls on a bin's arrays, so two threads mostly trade the interpreter lock.
 _PLAN_THREAD_ROWS = 1 << 16
 
 
@@ -255,14 +217,21 @@ def l1_cost(sc: SortedColumns, plan) -> float:
 
 
 def reference(prob: Problem, plan, name: str, pmfs, budget: float) -> tuple[float, str]:
-    """The calibrated reference of one row: exact, or folded-normal where the exact sums'
-    work (:func:`l1_cost`) exceeds ``budget`` (also when ``pmfs``, one column's laws computed
-    for its exact p-values, are at hand: ``budget=0`` means folded-normal, as out of core)."""
+    """The calibrated reference of one row whose measure has an exact one
+    (:attr:`calnotes._measure_spec.BinnedMeasure.reference`): exact, or folded-normal where
+    the exact sums' work (:func:`l1_cost`) exceeds ``budget`` (also when ``pmfs``, one
+    column's laws computed for its exact p-values, are at hand: ``budget=0`` means
+    folded-normal, as out of core).  A ``"monte-carlo"`` reference is the mean of the null's
+    draws (:func:`_monte_carlo`), not computed here."""
     sc = prob.sc
-    p, _ = MEASURES[name]
+    spec = measure_spec(name)
     n = sc.n
-    if p == 2:      # E S_j = 0 and Var S_j = sum p(1 - p): the bins do not matter
+    if spec.reference == "exact-variance":  # E S_j = 0, Var S_j = sum p(1 - p): bins do not matter
         return float(sc.pq_sums().mean() / n ** 2), "exact"
+    if spec.reference != "exact-abs":
+        raise ValueError(f"measure {name!r}: its calibrated reference is"
+                         f" {spec.reference!r}, which reference() does not compute (the mean of"
+                         " the calibrated null's draws: _monte_carlo)")
     if l1_cost(sc, plan) > budget:
         sigma = np.sqrt(sc.variance_sums(plan))
         return float((_folded_normal_mean(0.0, sigma).sum(axis=1) / n).mean()), "folded-normal"
@@ -739,7 +708,7 @@ def _measure_all(done: list, put) -> None:
     (:func:`calnotes._binstats.abs_first_moments_together`: fewer, larger passes; the same
     numbers)."""
     ones = [i for i, (_, names, stats) in enumerate(done)
-            if stats.parts.size and any(MEASURES[name][0] == 1 for name in names)]
+            if stats.parts.size and any(measure_spec(name).power == 1 for name in names)]
     firsts = dict(zip(ones, abs_first_moments_together([done[i][2] for i in ones])))
     for i, (key, names, stats) in enumerate(done):
         for name in names:
@@ -769,8 +738,8 @@ def binned_rows(y, P, probs_list: list, bins, ties, *, references=True, draws=0,
     workers = SORT_WORKERS if workers is None else workers
     notes: list = []
     rows = []
-    specs = [(m, name) for m in bins for name, (_, binning) in MEASURES.items()
-             if not (binning == "mass" and m > n)]
+    specs = [(m, name) for m in bins for name in MEASURES
+             if not (measure_spec(name).binning == "mass" and m > n)]
 
     def tie_workers(prob):
         """Threads for the draws and resamples of ``prob``: at most :data:`TIED_THREAD_CAP`
@@ -782,48 +751,62 @@ def binned_rows(y, P, probs_list: list, bins, ties, *, references=True, draws=0,
         single = prob.sc.c == 1
         mc_specs, exact_jobs = [], []
         for m, name in specs:       # every plan first: one pass for all variance sums
-            prob.sc.plan(m, MEASURES[name][1])
-        items = []                  # (row, plan, name, exact_ok, power, bound, wants_pmfs)
+            prob.sc.plan(m, measure_spec(name).binning)
+        items = []                  # (row, plan, name, exact_ok, spec, bound, wants_pmfs)
         for m, name in specs:
-            plan = prob.sc.plan(m, MEASURES[name][1])
+            spec = measure_spec(name)
+            plan = prob.sc.plan(m, spec.binning)
             value = float(measure_columns(plan.stats(prob.loc, ties), name).mean())
             row = {"measure": name, "aggregation": prob.aggregation, "binning": plan.binning,
                    "n_bins": m, "value": value, "calibrated_reference": None,
                    "reference_method": "skipped"}
             exact_ok = single and (ties == "position" or not plan.has_groups)
-            power = MEASURES[name][0]
             bound = None            # a certified bracket [0, bound] that decides the p-value
-            if draws and exact_ok:
-                b = tail_bound(value, power, n, prob.sc.variance_sums(plan)[0], plan.count[0])
+            if draws and exact_ok and spec.chernoff:
+                b = tail_bound(value, spec.power, n, prob.sc.variance_sums(plan)[0],
+                               plan.count[0])
                 bound = b if b <= BOUND_DECISIVE else None
             wants = single and (draws and exact_ok and bound is None or references
-                                and power == 1 and l1_cost(prob.sc, plan) <= budget)
-            items.append((row, plan, name, exact_ok, power, bound, wants))
+                                and spec.reference == "exact-abs"
+                                and l1_cost(prob.sc, plan) <= budget)
+            items.append((row, plan, name, exact_ok, spec, bound, wants))
         # the exact laws of the plans' bins, then the references: each computed on its own
         # (the same numbers on any thread), the plans on the worker threads
         plans = {id(it[1]): it[1] for it in items if it[6]}
         pmf_of = dict(zip(plans, _map_plans(lambda plan: _single_pmfs(prob.sc, plan),
                                             list(plans.values()), n, workers)))
-        if references:
+        if references:      # those of measures without an exact one come from the draws
+            exact_refs = [it for it in items if it[4].reference != "monte-carlo"]
             with _part(progress, "references"):
                 refs = _map_plans(lambda it: reference(prob, it[1], it[2], pmf_of.get(id(it[1])),
-                                                       budget), items, n * prob.sc.c, workers)
-            for it, (ref, method) in zip(items, refs):
+                                                       budget), exact_refs, n * prob.sc.c,
+                                  workers)
+            for it, (ref, method) in zip(exact_refs, refs):
                 it[0]["calibrated_reference"], it[0]["reference_method"] = ref, method
-        for row, plan, name, exact_ok, power, bound, wants in items:
+        for row, plan, name, exact_ok, spec, bound, wants in items:
             pmfs = pmf_of.get(id(plan)) if wants else None
             value = row["value"]
+            p_by_draws = False
             if draws and bound is not None:
                 row.update(p_value=bound, p_value_method="bound", p_value_lower=0.0)
             elif draws:
-                if exact_ok and predicted_bracket_width(plan.sum_prob[0], pmfs, value, power,
-                                                        n) > exact_bracket_limit(draws):
+                exact_ok = exact_ok and spec.exact_p_value
+                threshold, weights = spec.exact_sum_form(value, plan.count[0], n)
+                if exact_ok and predicted_bracket_width(plan.sum_prob[0], pmfs, threshold,
+                                                        spec.power, n, weights=weights
+                                                        ) > exact_bracket_limit(draws):
                     row["p_value_note"] = _wide_note(draws)
                     exact_ok = False
                 if exact_ok:
-                    exact_jobs.append((row, plan.sum_prob[0], pmfs, value, power))
+                    exact_jobs.append((row, plan.sum_prob[0], pmfs, threshold, spec.power,
+                                       weights))
                 else:
-                    mc_specs.append((row, plan, name))
+                    p_by_draws = True
+            # a reference from the null's draws: the Monte Carlo p-values' draws, or draws of
+            # its own where the p-value is exact or not asked for
+            ref_by_draws = references and spec.reference == "monte-carlo"
+            if p_by_draws or ref_by_draws:
+                mc_specs.append((row, plan, name, p_by_draws, ref_by_draws))
             rows.append(row)
             if progress is not None:
                 progress.update(1)
@@ -835,7 +818,8 @@ def binned_rows(y, P, probs_list: list, bins, ties, *, references=True, draws=0,
             canon = canonical_order(prob.X, prob.outcome_key())
         if mc_specs:
             with _part(progress, "p_values"):
-                _monte_carlo(prob, mc_specs, ties, draws, rng, tie_workers(prob), canon)
+                _monte_carlo(prob, mc_specs, ties, draws or DEFAULT_DRAWS, rng,
+                             tie_workers(prob), canon)
         if bootstrap:
             if single or n * prob.sc.c * bootstrap <= CLASSWISE_BOOTSTRAP_BUDGET:
                 mine = [r for r in rows if r["aggregation"] == prob.aggregation
@@ -896,13 +880,14 @@ def _wide_note(draws: int) -> str:
 
 
 def _exact_p_values(jobs: list, n: int, workers: int) -> None:
-    """The exact p-value brackets of ``jobs`` (``(row, a, pmfs, value, power)``, one column's
-    rows) by :func:`calnotes.significance.exact_tail_bounds`, the rows on ``workers`` threads
+    """The exact p-value brackets of ``jobs`` (``(row, a, pmfs, threshold, power, weights)``,
+    one column's rows, the sum form of :meth:`calnotes._measure_spec.BinnedMeasure.exact_sum_form`)
+    by :func:`calnotes.significance.exact_tail_bounds`, the rows on ``workers`` threads
     (each bracket is computed on its own, so the numbers do not depend on the threads; its
     FFTs release the GIL)."""
     def run(job):
-        row, a, pmfs, value, power = job
-        lo, hi = exact_tail_bounds(a, pmfs, value, power, n)
+        row, a, pmfs, threshold, power, weights = job
+        lo, hi = exact_tail_bounds(a, pmfs, threshold, power, n, weights=weights)
         row.update(p_value=hi, p_value_method="exact", p_value_lower=lo)
 
     workers = min(len(jobs), threads_for(n * len(jobs), _EXACT_THREAD_ROWS, workers))
@@ -915,7 +900,9 @@ def _exact_p_values(jobs: list, n: int, workers: int) -> None:
 
 
 def _monte_carlo(prob: Problem, specs, ties, draws: int, rng, workers: int, canon):
-    """Monte Carlo p-values of ``specs`` (rows, plans, names) for one problem.
+    """Monte Carlo p-values and references of ``specs`` (``(row, plan, name, p_value,
+    reference)``: the last two say which of the row's numbers come from the draws) for one
+    problem; a reference from the draws is their mean, ``reference_method = "monte-carlo"``.
 
     Uniforms are drawn in chunks of ``(n, R)`` (row ``r``: the ``r``-th row of the
     canonical order), in order, so the p-values depend on the seed, ``n``, ``k`` and the
@@ -924,18 +911,18 @@ def _monte_carlo(prob: Problem, specs, ties, draws: int, rng, workers: int, cano
     sampler = NullSampler(prob, canon)
     n, c = prob.sc.n, prob.sc.c
     workers = threads_for(draws * n * c, _MIN_THREAD_WORK, min(workers, NULL_THREAD_CAP))
-    width = max(plan.m for _, plan, _ in specs)
+    width = max(spec[1].m for spec in specs)
     nb = int(max(1, min(draws, _BATCH_BUDGET // max(1, n + c * width))))
     chunk = max(nb, _CHUNK_BUDGET // max(1, n) // nb * nb)
 
     by_plan: dict = {}
-    for _, plan, name in specs:
+    for _, plan, name, _, _ in specs:
         by_plan.setdefault(id(plan), (plan, []))[1].append(name)
     by_plan = list(by_plan.values())
 
     def run(bounds):
         values = sampler.values(*bounds, by_plan, ties)
-        return np.array([values[(id(plan), name)] for _, plan, name in specs])
+        return np.array([values[(id(plan), name)] for _, plan, name, _, _ in specs])
 
     # the slices evaluated at once: nb replications, fewer so that every worker gets one
     # (each replication's values depend on its own outcomes only, not on the slicing) --
@@ -978,9 +965,13 @@ def _monte_carlo(prob: Problem, specs, ties, draws: int, rng, workers: int, cano
         if pool is not None:
             pool.shutdown()
     T = np.concatenate(parts, axis=1)                           # (specs, draws)
-    for (row, _, _), t in zip(specs, T):
-        row.update(p_value=monte_carlo_p_value(row["value"], t), p_value_method="monte-carlo",
-                   p_value_draws=draws)
+    for (row, _, _, p_value, ref), t in zip(specs, T):
+        if p_value:
+            row.update(p_value=monte_carlo_p_value(row["value"], t),
+                       p_value_method="monte-carlo", p_value_draws=draws)
+        if ref:
+            row.update(calibrated_reference=float(t.mean()), reference_method="monte-carlo",
+                       reference_draws=draws)
 
 
 class Resampler:
@@ -1122,7 +1113,7 @@ class Resampler:
         yv = self.sorted_outcome[0]                                 # read at the cuts only
         by_plan: dict = {}
         for m, name in specs:
-            by_plan.setdefault((m, MEASURES[name][1]), []).append(name)
+            by_plan.setdefault((m, measure_spec(name).binning), []).append(name)
         out, done = {}, []
         for (m, binning), names in by_plan.items():
             if binning == "mass":
@@ -1251,7 +1242,7 @@ class Resampler:
         loc = Located(col, np.zeros(hit.shape[0], dtype=np.int64), left, pos, 1)
         by_plan: dict = {}
         for m, name in specs:           # the measures of one plan from one pass
-            by_plan.setdefault((m, MEASURES[name][1]), []).append(name)
+            by_plan.setdefault((m, measure_spec(name).binning), []).append(name)
         out = {}
         for (m, binning), names in by_plan.items():
             for name, v in res.plan(m, binning).measure_values(loc, ties, names).items():

@@ -11,7 +11,8 @@ the positives:
 * the measured values (the positives of the data),
 * the calibrated null's draws (positives drawn from the predictions, many replications at once),
 
-so neither re-validates nor re-sorts anything.  Equal-width bins are contiguous runs of the
+so neither re-validates nor re-sorts anything.  Which measures, and their formula, come from
+their specifications (:mod:`calnotes._measure_spec`).  Equal-width bins are contiguous runs of the
 sorted order (their boundaries are binary searches of the edges ``j / m``), so every bin count
 costs ``O(c m log n)`` plus one pass for the prediction sums.
 
@@ -38,6 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._binstats import BinStats, TieParts
+from ._measure_spec import BINNED_MEASURES, measure_spec
 from ._pool import reduceat_rows, worker_pool
 from .binning import quantile_bin_of_position
 
@@ -664,17 +666,25 @@ class BinPlan:
 
     def values_from_counts(self, counts: np.ndarray, names) -> dict:
         """``{name: values}`` from the positives' counts, shape ``(nb, c, m)``, of ``nb``
-        replications (no straddling tie groups): shape ``(nb * c,)`` each."""
+        replications (no straddling tie groups): shape ``(nb * c,)`` each, by
+        :meth:`calnotes._measure_spec.BinnedMeasure.value` of ``|S_j|^p``."""
         S = counts.astype(np.float64)
         np.subtract(self.sum_prob[None], S, out=S)
         np.abs(S, out=S)
-        n = self.sc.n
-        total = self._bin_sums
-        out = {name: (total(S) / n).ravel() for name in names if MEASURES[name][0] == 1}
-        squares = [name for name in names if MEASURES[name][0] == 2]
-        if squares:
-            np.multiply(S, S, out=S)                        # in place, after the l1 sums
-            out.update({name: (total(S) / n ** 2).ravel() for name in squares})
+        specs = [measure_spec(name) for name in names]
+        powers = sorted({spec.power for spec in specs})
+        out = {}
+        for i, p in enumerate(powers):
+            if p == 1:
+                moments = S
+            elif p == 2 and i == len(powers) - 1:
+                moments = np.multiply(S, S, out=S)          # in place: S is not read again
+            else:
+                moments = S ** p
+            for spec in specs:
+                if spec.power == p:
+                    out[spec.name] = spec.value(moments, self.count, self.sc.n,
+                                                self._bin_sums).ravel()
         return out
 
     def _bin_sums(self, S: np.ndarray) -> np.ndarray:
@@ -904,19 +914,14 @@ class BinPlan:
 
 
 # ---------------------------------------------------------------------- measures from stats
-MEASURES = {
-    # name: (p, binning): the binned measures of calnotes.evaluate's rows
-    "ECE": (1, "width"),
-    "l1-QECE": (1, "mass"),
-    "l2-QECE": (2, "mass"),
-}
+#: The binned measures of calnotes.evaluate's rows (the one table of
+#: :mod:`calnotes._measure_spec`, under its old name here).
+MEASURES = BINNED_MEASURES
 
 
 def measure_columns(stats: BinStats, name: str, first: np.ndarray | None = None) -> np.ndarray:
-    """Value of measure ``name`` for every column of ``stats`` (shape ``(columns,)``), exactly
-    as :mod:`calnotes.measures` computes it from the same :class:`BinStats`; ``first``, where
-    given, is ``stats.abs_moment(1)`` computed already."""
-    p, _ = MEASURES[name]
-    if p == 2:
-        return stats.abs_moment(2).sum(axis=1) / stats.n ** 2
-    return (stats.abs_moment(1) if first is None else first).sum(axis=1) / stats.n
+    """Value of measure ``name`` for every column of ``stats`` (shape ``(columns,)``):
+    :meth:`calnotes._measure_spec.BinnedMeasure.of_stats` of its specification, the formula
+    :mod:`calnotes.measures` uses too; ``first``, where given, is ``stats.abs_moment(1)``
+    computed already."""
+    return measure_spec(name).of_stats(stats, first)

@@ -346,16 +346,20 @@ def _parsed(sub: Submission):
 # ---------------------------------------------------------------------------------------------
 # running one submission in its own process
 # ---------------------------------------------------------------------------------------------
-_BOOT = (
-    "import importlib.util, json, sys\n"
+#: The start of a submission's process (``python -c``): the sandbox (calnotes/_sandbox.py,
+#: standard library only) loaded by its path and entered before anything of calnotes is imported.
+_ENTER = (
+    "import importlib.util, json, os, sys\n"
     "sys.path[:] = [p for p in sys.path if p not in ('', '.')]\n"
     "config = json.loads(sys.argv[1])\n"
     "spec = importlib.util.spec_from_file_location('_calnotes_sandbox', config['sandbox'])\n"
     "sandbox = importlib.util.module_from_spec(spec)\n"
     "spec.loader.exec_module(sandbox)\n"
-    "achieved = sandbox.enter(config)\n"
-    "from calnotes._notebook_worker import main\n"
-    "main(config, achieved)\n")
+    "achieved = sandbox.enter(config)\n")
+#: A submission's process: enter the sandbox, then run the notebook.
+_BOOT = _ENTER + "from calnotes._notebook_worker import main\nmain(config, achieved)\n"
+#: The probe of :func:`containment`: enter the sandbox, report what it achieved.
+_PROBE = _ENTER + "os.write(config['result_fd'], json.dumps(achieved).encode())\n"
 
 #: Environment variables passed to a submission's process; every other one of the teacher's
 #: is dropped (tokens, credentials, paths that say where the teacher's files are).
@@ -569,18 +573,11 @@ def containment(contain: bool = True, memory_mb: int = 4096, hide=()) -> list:
     try:
         (root / "empty").write_bytes(b"")
         read, write = os.pipe()
-        code = ("import importlib.util, json, os, sys\n"
-                "config = json.loads(sys.argv[1])\n"
-                "spec = importlib.util.spec_from_file_location('_s', config['sandbox'])\n"
-                "sandbox = importlib.util.module_from_spec(spec)\n"
-                "spec.loader.exec_module(sandbox)\n"
-                "achieved = sandbox.enter(config)\n"
-                "os.write(config['result_fd'], json.dumps(achieved).encode())\n")
         config = {"sandbox": str(Path(__file__).with_name("_sandbox.py")),
                   "memory_mb": memory_mb, "contain": contain, "scratch": str(root),
                   "empty": str(root / "empty"), "hide": list(hide), "result_fd": write,
                   "close_in_parent": [write]}
-        proc = subprocess.Popen([sys.executable, "-c", code, json.dumps(config)],
+        proc = subprocess.Popen([sys.executable, "-c", _PROBE, json.dumps(config)],
                                 pass_fds=(write,), stdin=subprocess.DEVNULL,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         os.close(write)

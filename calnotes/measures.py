@@ -30,6 +30,7 @@ from typing import Callable
 import numpy as np
 
 from . import _binstats
+from ._measure_spec import L1_QECE, L2_QECE, BinnedMeasure
 from ._ties import check_ties
 from ._validate import _as_array_and_dtype, check_labels, check_n_bins, check_probabilities
 
@@ -93,12 +94,9 @@ def _attach(columns: Callable):
 # Each kernel maps (P (n, c), positives, **kwargs) -> values (c,), inputs already valid.
 
 def _ece_columns(P, positives, n_bins=15, p=1, binning="width", ties="average"):
-    stats = _binstats.bin_stats(P, positives, n_bins, binning, ties)
     # sum_j |B_j|/n |S_j/|B_j||^p = sum_j |B_j|^(1-p) E|S_j|^p / n  (empty bins contribute 0)
-    filled = stats.count > 0
-    size = np.where(filled, stats.count, 1.0)
-    terms = np.where(filled, size ** (1.0 - p) * stats.abs_moment(p), 0.0) / stats.n
-    return terms.sum(axis=1) ** (1.0 / p)
+    stats = _binstats.bin_stats(P, positives, n_bins, binning, ties)
+    return BinnedMeasure.lp_ece(f"l{p:g}-ECE", p, binning).of_stats(stats)
 
 
 def _mce_columns(P, positives, n_bins=15, binning="width", ties="average"):
@@ -107,13 +105,11 @@ def _mce_columns(P, positives, n_bins=15, binning="width", ties="average"):
 
 
 def _l1_qece_columns(P, positives, n_bins, ties="average"):
-    stats = _binstats.bin_stats(P, positives, n_bins, "mass", ties)
-    return stats.abs_moment(1).sum(axis=1) / stats.n
+    return L1_QECE.of_stats(_binstats.bin_stats(P, positives, n_bins, "mass", ties))
 
 
 def _l2_qece_columns(P, positives, n_bins, ties="average"):
-    stats = _binstats.bin_stats(P, positives, n_bins, "mass", ties)
-    return stats.abs_moment(2).sum(axis=1) / stats.n ** 2
+    return L2_QECE.of_stats(_binstats.bin_stats(P, positives, n_bins, "mass", ties))
 
 
 def _outcome_column(n, rows):

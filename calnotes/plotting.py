@@ -285,17 +285,7 @@ def legend_below(fig, axes=None, *, ncols=None, handles=None, labels=None, **kwa
     ['diagonal']
     >>> plt.close(fig)
     """
-    axes = list(fig.axes if axes is None else np.ravel(axes))
-    if handles is None:
-        handles, labels = _unique_handles(axes)
-    elif labels is None:
-        labels = [h.get_label() for h in handles]
-    for ax in axes:
-        if ax.get_legend() is not None:
-            ax.get_legend().remove()
-    if ncols is None:
-        ncols = min(3, max(1, len(handles)))
-    return fig.legend(handles, labels, loc="outside lower center", ncols=ncols, **kwargs)
+    return _figure_legend(fig, axes, "outside lower center", ncols, handles, labels, kwargs)
 
 
 def legend_above(fig, axes=None, *, ncols=None, handles=None, labels=None, **kwargs):
@@ -319,6 +309,11 @@ def legend_above(fig, axes=None, *, ncols=None, handles=None, labels=None, **kwa
     True
     >>> plt.close(fig)
     """
+    return _figure_legend(fig, axes, "outside upper center", ncols, handles, labels, kwargs)
+
+
+def _figure_legend(fig, axes, loc, ncols, handles, labels, kwargs):
+    """:func:`legend_below` and :func:`legend_above`: one legend at ``loc`` for ``axes``."""
     axes = list(fig.axes if axes is None else np.ravel(axes))
     if handles is None:
         handles, labels = _unique_handles(axes)
@@ -329,7 +324,7 @@ def legend_above(fig, axes=None, *, ncols=None, handles=None, labels=None, **kwa
             ax.get_legend().remove()
     if ncols is None:
         ncols = min(3, max(1, len(handles)))
-    return fig.legend(handles, labels, loc="outside upper center", ncols=ncols, **kwargs)
+    return fig.legend(handles, labels, loc=loc, ncols=ncols, **kwargs)
 
 
 def _twins(ax):

@@ -25,9 +25,11 @@ What is computed, and how
     * ``ties="average"`` (default): straddling tie groups enter as hypergeometric parts, as in
       memory (``calnotes._binstats.BinStats``); ``ties="position"`` orders a tie group
       by global row (input position), with one more pass for the groups counted in pass 2;
-    * references: the l2 references are exact (``sum p (1 - p) / n^2``, a sum); the l1
-      references use the folded-normal approximation on the bins' variance sums (the exact
-      Poisson-binomial sums need every bin's predictions in memory).
+    * references, by each measure's specification (:mod:`calnotes._measure_spec`): the l2
+      references are exact (``sum p (1 - p) / n^2``, a sum); the l1 references use the
+      folded-normal approximation on the bins' variance sums (the exact Poisson-binomial sums
+      need every bin's predictions in memory); a measure whose reference is the mean of the
+      calibrated null's draws gets none (out of core draws no null), and a note says so.
 
 Not computed out of core (each with a note): p-values and bootstrap intervals, SmoothECE,
 utility calibration and the figures; logits, renormalisation and class names are refused (save
@@ -59,7 +61,8 @@ from pathlib import Path
 import numpy as np
 
 from ._binstats import BinStats, TieParts
-from ._sorted import MEASURES, measure_columns
+from ._measure_spec import measure_spec
+from ._sorted import MEASURES
 from ._validate import check_labels, check_probabilities
 from .binning import _width_bins_unchecked, quantile_bin_of_position
 
@@ -877,8 +880,11 @@ def evaluate_dask(P, y, *, bins, ties: str = "average", references: bool = True,
     # rows, in the in-memory report's order: bin count, measure, aggregation
     from .expectation import _folded_normal_mean
     rows = []
+    no_reference: list = []         # measures whose reference needs the null's draws
     for m_i, m in enumerate(bins):
-        for name, (p, binning) in MEASURES.items():
+        for name in MEASURES:
+            spec = measure_spec(name)
+            binning = spec.binning
             if binning == "mass" and m > n:
                 continue
             for agg, (pidx, cols) in sources.items():
@@ -889,18 +895,24 @@ def evaluate_dask(P, y, *, bins, ties: str = "average", references: bool = True,
                 else:
                     stats, var = _mass_stats(columns_by_prob[pidx], n, m, ties, cuts, pidx,
                                              cols)
-                value = float(measure_columns(stats, name).mean())
+                value = float(spec.of_stats(stats).mean())
                 row = {"measure": name, "aggregation": agg, "binning": binning, "n_bins": m,
                        "value": value, "calibrated_reference": None,
                        "reference_method": "skipped"}
-                if references:
-                    if p == 2:
-                        ref, method = float(pq_total[pidx][cols].mean() / n ** 2), "exact"
-                    else:
-                        sigma = np.sqrt(np.maximum(var, 0.0))
-                        ref = float((_folded_normal_mean(0.0, sigma).sum(axis=1) / n).mean())
-                        method = "folded-normal"
-                    row["calibrated_reference"], row["reference_method"] = ref, method
+                if references and spec.reference == "exact-variance":
+                    row["calibrated_reference"] = float(pq_total[pidx][cols].mean() / n ** 2)
+                    row["reference_method"] = "exact"
+                elif references and spec.reference == "exact-abs":
+                    sigma = np.sqrt(np.maximum(var, 0.0))
+                    row["calibrated_reference"] = float(
+                        (_folded_normal_mean(0.0, sigma).sum(axis=1) / n).mean())
+                    row["reference_method"] = "folded-normal"
+                elif references:
+                    no_reference.append(name)
                 rows.append(row)
+    for name in dict.fromkeys(no_reference):
+        notes.append(f"no calibrated reference for {name} out of core: its reference is the"
+                     f" mean of the calibrated null's draws ({measure_spec(name).reference}),"
+                     " and out of core no null is drawn")
     summary.update(rows=rows, notes=notes)
     return summary

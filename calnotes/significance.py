@@ -13,7 +13,10 @@ Exact where the machinery of Part II gives it
     straddled by ties, the bins' positive counts ``K_j`` are independent Poisson-binomial
     variables (exact pmfs from the engine of :mod:`calnotes.poisson_binomial`,
     :func:`poisson_binomial_pmf_fft`) and ``T = sum_j g(a_j - K_j)`` with
-    ``g(s) = |s| / n`` (ECE, l1-QECE) or ``s^2 / n^2`` (l2-QECE).  The law of the sum is
+    ``g(s) = |s| / n`` (ECE, l1-QECE) or ``s^2 / n^2`` (l2-QECE) -- or ``T`` is an increasing
+    function of such a sum (an ``lp`` binned ECE: weighted terms ``|B_j|^(1-p) |s|^p / n``;
+    each measure's sum form is stated once, by
+    :meth:`calnotes._measure_spec.BinnedMeasure.exact_sum_form`).  The law of the sum is
     computed on a grid with every term rounded down and, separately, up
     (:func:`exact_tail_bounds`): the two tails bracket the exact p-value, and the report gives
     the upper one (a valid, conservative p-value) with the bracket's lower end.  Every term is
@@ -139,22 +142,25 @@ def poisson_binomial_pmfs_fft(qs) -> list:
     return _pb.pmfs(qs)
 
 
-def _term_values(a, pmfs, power: int, n: int):
+def _term_values(a, pmfs, power: int, n: int, weights=None):
     """Every term's law flat: ``(term, w, g)``, entry ``(j, k)`` of ``K_j ~ pmfs[j]`` with its
-    probability ``w`` and its value ``g = |a_j - k|^power / n^power``."""
+    probability ``w`` and its value ``g = |a_j - k|^power / n^power``, times ``weights[j]``
+    where given."""
     sizes = np.array([pmf.shape[0] for pmf in pmfs], dtype=np.int64)
     w = np.concatenate([np.asarray(pmf, dtype=np.float64) for pmf in pmfs])
     term = np.repeat(np.arange(sizes.shape[0]), sizes)
     k = np.arange(w.shape[0], dtype=np.float64) - np.repeat(np.cumsum(sizes) - sizes, sizes)
     g = np.abs(np.asarray(a, dtype=np.float64)[term] - k) ** power / float(n) ** power
+    if weights is not None:
+        g *= np.asarray(weights, dtype=np.float64)[term]
     return term, w, g
 
 
-def _grid_terms(a, pmfs, t: float, power: int, n: int, cells: int):
+def _grid_terms(a, pmfs, t: float, power: int, n: int, cells: int, weights=None):
     """Every term's law on the grid of :func:`exact_tail_bounds`, flat: ``(term, w, idx)``
     with ``idx[r]`` the cell of each entry rounded down (``r = 0``) and up (``r = 1``); only
     entries of positive weight (``cells`` pools everything at or above ``t``)."""
-    term, w, g = _term_values(a, pmfs, power, n)
+    term, w, g = _term_values(a, pmfs, power, n, weights)
     keep = w > TAIL_DROP
     dropped = float(w[~keep].sum())
     term, w, g = term[keep], w[keep], g[keep]
@@ -181,9 +187,11 @@ def _trim(d: np.ndarray, lo: int, hi: int) -> tuple[int, int, float]:
 
 
 def exact_tail_bounds(a, pmfs, t: float, power: int, n: int,
-                      cells: int = GRID_CELLS) -> tuple[float, float]:
-    """Bounds ``lo <= P(T >= t) <= hi`` for ``T = sum_j |a_j - K_j|^power / n^power`` with
-    independent ``K_j ~ pmfs[j]`` (a list of 1-d pmfs on ``0, 1, ...``).
+                      cells: int = GRID_CELLS, weights=None) -> tuple[float, float]:
+    """Bounds ``lo <= P(T >= t) <= hi`` for ``T = sum_j w_j |a_j - K_j|^power / n^power`` with
+    independent ``K_j ~ pmfs[j]`` (a list of 1-d pmfs on ``0, 1, ...``) and ``w_j =
+    weights[j] >= 0`` (all 1 where ``weights`` is ``None``; a size-weighted measure's sum
+    form, :meth:`calnotes._measure_spec.BinnedMeasure.exact_sum_form`).
 
     Every term is rounded down (for ``lo``) and up (for ``hi``) to a grid of ``cells`` steps
     below ``t``; the sums of the rounded terms are exact integer convolutions truncated at
@@ -218,7 +226,7 @@ def exact_tail_bounds(a, pmfs, t: float, power: int, n: int,
     if not t > 0:
         return 1.0, 1.0
     m = len(pmfs)
-    term, w, idx, dropped = _grid_terms(a, pmfs, t, power, n, cells)
+    term, w, idx, dropped = _grid_terms(a, pmfs, t, power, n, cells, weights)
     # Where every entry's upward rounding is its downward one plus a cell (no value on a grid
     # point), the upper sum is the lower one plus m cells: one chain gives both bounds.
     R = 1 if np.array_equal(idx[1], np.minimum(idx[0] + 1, cells)) else 2
@@ -318,7 +326,7 @@ def exact_bracket_limit(draws: int) -> float:
 
 
 def predicted_bracket_width(a, pmfs, t: float, power: int, n: int,
-                            cells: int = GRID_CELLS) -> float:
+                            cells: int = GRID_CELLS, weights=None) -> float:
     """How much :func:`exact_tail_bounds`' grid widens its bracket, predicted before it is
     computed: with ``T``'s exact mean and variance (from the terms' laws) and a normal law,
     ``P(t - u <= T < t + d)``, where ``u`` and ``d`` are the expected amounts by which the grid
@@ -345,7 +353,7 @@ def predicted_bracket_width(a, pmfs, t: float, power: int, n: int,
     m = len(pmfs)
     if m == 0 or not t > 0:
         return 0.0
-    term, w, g = _term_values(a, pmfs, power, n)
+    term, w, g = _term_values(a, pmfs, power, n, weights)
     mean = np.bincount(term, weights=w * g, minlength=m)
     var = np.maximum(np.bincount(term, weights=w * g * g, minlength=m) - mean ** 2, 0.0)
     mu, sigma = float(mean.sum()), float(np.sqrt(var.sum()))
@@ -388,6 +396,9 @@ def tail_bound(t: float, power: int, n: int, variances, sizes) -> float:
     >>> tail_bound(0.05, 1, 100, [25.0], [100])            # near the centre: no information
     1.0
     """
+    if power not in (1, 2):
+        raise ValueError(f"power: tail_bound bounds power 1 (Bennett) and 2 (Hoeffding), got"
+                         f" {power!r}")
     V = np.asarray(variances, dtype=np.float64).ravel()
     L = np.asarray(sizes, dtype=np.float64).ravel()
     if not t > 0:

@@ -1,4 +1,4 @@
-"""Utility calibration (Hegazy, Jordan & Dieuleveut, AISTATS 2026; paper 001).
+"""Utility calibration: the utility paper (Hegazy, Jordan & Dieuleveut, AISTATS 2026).
 
 A *utility* ``u(p, e_j) in [-1, 1]`` is what a user gains when the model predicts ``p`` and
 class ``j`` occurs.  The model's own forecast of that gain is the *predicted utility*
@@ -48,31 +48,14 @@ The estimator of Lemma 3.4 (:func:`uc_from_values`) is one sort per utility and 
 max-minus-min of the prefix sums at tie-group boundaries: ``O(n log n)``, vectorised over an
 ``(M, n)`` array.
 
-**Speed** (:func:`utility_calibration`, the report's utility part).  Chunks of utilities run on
-every available CPU with BLAS on one thread (``threadpoolctl``, where installed).  Each
-utility's order is the stable one (:func:`calnotes._rowsort.stable_row_order`: one integer
-sort, equal predicted utilities in input order, so the sums do not depend on the platform's
-sort), and rows are scanned in cache-sized blocks with the realized utilities looked up in
-sorted order.  Three families skip work: class-wise utilities are sorted columns of ``P``
-(the labels placed by binary search, no matrix product and no gather); top-``K`` utilities
-are running sums of the sorted rows (no ``C x C`` matrix product; ``np.cumsum`` adds left to
-right, and OpenBLAS's product of these 0/1 valuations gave the same numbers on the report's
-test problems up to 1,000 classes); and for two classes every linear (rank)
-utility is monotone in ``p_1`` (in ``max p``), so that one order, checked on each row, replaces
-the sort.  The numbers are those of the plain computation (``_values``, then ``_scan``) bit
-for bit, except where the predicted utilities tie exactly (the order inside a tie group, hence
-the rounding of the group's sum, then follows the input order) and where a threaded BLAS used
-to round the products differently; tests/test_utility_fast.py checks the engine against loops
-over the definition.  With two classes, the predicted utilities are computed elementwise
-(``fl(fl(w_1 p_1) + fl(w_0 p_0))``, the same number whatever the sample's place or the chunk),
-and linear and rank utilities need no pass of their own: :mod:`calnotes._uc_two` reads each
-from two running sums shared by all, where it proves that its tie groups are this engine's
-(values: the two summations' rounding apart, each within ``(2 n + 2) eps`` of the exact sums;
-tests/test_uc_two.py).  It decides ties at the tolerance on the same elementwise values, so it
-answers every utility of rows that sum to one within about ``1e-16``; rows further off (e.g.
-float32 models cast to float64, ``3e-8``), weighted by ``w_0``, are left to this engine.  The
-book's Part IV uses this module (chapters *Utility calibration*,
-*Bounds and guarantees*, *Patching* and *Which recalibrator, for which utility*).
+**Speed.** :func:`utility_calibration` runs chunks of utilities on every available CPU; the
+class-wise, top-``K`` and two-class cases skip the matrix product or the sort, with the plain
+computation's numbers (how, and what was measured: benchmarks/README.md, *Utility
+calibration*; tests/test_utility_fast.py and tests/test_uc_two.py check it against loops over
+the definition).
+
+The book's Part IV uses this module (chapters *Utility calibration*, *Bounds and guarantees*,
+*Patching* and *Which recalibrator, for which utility*).
 """
 
 from __future__ import annotations

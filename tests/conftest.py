@@ -11,6 +11,7 @@ git-ignored).  Set
 
 import os
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
@@ -29,3 +30,14 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "calnotes"))
+
+
+@pytest.fixture
+def no_kernel(monkeypatch):
+    """A run that must be refused before any notebook executes: papermill raises if called."""
+    papermill = pytest.importorskip("papermill")
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("papermill was called: the run was not refused up front")
+
+    monkeypatch.setattr(papermill, "execute_notebook", refuse)

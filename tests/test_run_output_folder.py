@@ -18,17 +18,6 @@ ROOT = chapters.find_book_root()
 CHECKOUT = (ROOT / ".git").exists() and (ROOT / "pyproject.toml").is_file()
 
 
-@pytest.fixture
-def no_kernel(monkeypatch):
-    """A refused run must never reach papermill."""
-    papermill = pytest.importorskip("papermill")
-
-    def refuse(*args, **kwargs):
-        raise AssertionError("papermill was called: the run was not refused up front")
-
-    monkeypatch.setattr(papermill, "execute_notebook", refuse)
-
-
 def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 

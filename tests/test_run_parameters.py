@@ -17,16 +17,6 @@ from calnotes import chapters, cli
 ROOT = chapters.find_book_root()
 
 
-@pytest.fixture
-def no_kernel(monkeypatch):
-    papermill = pytest.importorskip("papermill")
-
-    def refuse(*args, **kwargs):
-        raise AssertionError("papermill was called: the value was not refused up front")
-
-    monkeypatch.setattr(papermill, "execute_notebook", refuse)
-
-
 def _run(argv, tmp_path, capsys, monkeypatch) -> str:
     monkeypatch.chdir(tmp_path)
     start = time.perf_counter()

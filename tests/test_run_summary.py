@@ -178,16 +178,6 @@ def test_a_page_without_glued_prose_has_no_table_and_no_csv(tmp_path):
 
 # --------------------------------------------------------------------------- refused up front
 
-@pytest.fixture
-def no_kernel(monkeypatch):
-    papermill = pytest.importorskip("papermill")
-
-    def refuse(*args, **kwargs):
-        raise AssertionError("papermill was called: the value was not refused up front")
-
-    monkeypatch.setattr(papermill, "execute_notebook", refuse)
-
-
 @pytest.mark.parametrize("argv, message", [
     (["table1", "-p", "m", "3000"],
      "-p m: 3000 bins for 2000 samples (-p n); use at most as many bins as samples"),

@@ -480,9 +480,9 @@ def test_p_values_with_bins_of_few_rows_mean_what_they_say():
         else:
             se, slack = 0.0, limit
         assert abs(p - p_true) <= 4 * (se + se_true) + slack, (name, p, p_true)
-        plan = sc.plan(m, MEASURES[name][1])
+        plan = sc.plan(m, MEASURES[name].binning)
         pmfs = _single_pmfs(sc, plan)
-        power = MEASURES[name][0]
+        power = MEASURES[name].power
         _, hi = exact_tail_bounds(plan.sum_prob[0], pmfs, row["value"], power, n)
         if abs(hi - p_true) > 4 * se_true + limit:
             old_misses += 1
@@ -520,9 +520,9 @@ def test_predicted_bracket_width_chooses_the_method_safely():
         sc = SortedColumns(x[:, None], workers=1)
         loc = sc.locate_positives([np.flatnonzero(y)])
         for name in ("ECE", "l1-QECE", "l2-QECE"):
-            plan = sc.plan(m, MEASURES[name][1])
+            plan = sc.plan(m, MEASURES[name].binning)
             t = float(measure_columns(plan.stats(loc), name).mean())
-            pmfs, power = _single_pmfs(sc, plan), MEASURES[name][0]
+            pmfs, power = _single_pmfs(sc, plan), MEASURES[name].power
             a = plan.sum_prob[0]
             lo, hi = exact_tail_bounds(a, pmfs, t, power, n)
             fine = max(1 << 17, 128 * plan.m)       # the fine grid's own rounding <= t / 128
@@ -650,9 +650,9 @@ def test_clearly_miscalibrated_columns_are_decided_by_the_bound():
     sc = SortedColumns(x[:, None], workers=1)
     for r in rows:
         assert r["p_value_lower"] == 0.0 and r["p_value"] <= 1e-15
-        plan = sc.plan(r["n_bins"], MEASURES[r["measure"]][1])
+        plan = sc.plan(r["n_bins"], MEASURES[r["measure"]].binning)
         lo, hi = exact_tail_bounds(plan.sum_prob[0], _single_pmfs(sc, plan), r["value"],
-                                   MEASURES[r["measure"]][0], 5000)
+                                   MEASURES[r["measure"]].power, 5000)
         assert hi <= 1e-10, (r["measure"], r["n_bins"], hi)
     y_cal = (rng.random(5000) < x).astype(int)
     calibrated = calnotes.evaluate(np.c_[1 - x, x], labels=y_cal, n_bins=[10, 50],

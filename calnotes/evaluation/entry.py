@@ -372,8 +372,8 @@ def _evaluate_in_memory(pred: Predictions, request: _Request, work: "_Work", *,
     bins, notes = _bin_plan(request.requested, n)
     notes = list(pred.notes or ()) + notes
     aggregations = _AGGREGATIONS + ((_BINARY,) if k == 2 else ())
-    specs = sum(1 for m in bins for _, b in _evalrows.MEASURES.values()
-                if not (b == "mass" and m > n))
+    specs = sum(1 for m in bins for name in _evalrows.MEASURES
+                if not (_evalrows.measure_spec(name).binning == "mass" and m > n))
     units = {"scores": 1, "binned_rows": len(aggregations) * (1 + specs),
              "smooth_ece": (2 if k == 2 else 1) if request.smooth_ece else 0,
              "utility": 1 if request.utility else 0,
@@ -431,7 +431,8 @@ def _binned_part(y, P, top, correct, conf, aggregations, bins, request: _Request
         y, P, probs, bins, request.ties, references=request.references,
         draws=request.draws if significance else 0,
         bootstrap=request.bootstrap if significance else 0,
-        rng=_significance_rng(request.rng) if significance else None, progress=work,
+        # the generator also without p-values: a Monte Carlo reference draws from it
+        rng=_significance_rng(request.rng), progress=work,
         budget=EXACT_L1_BUDGET)
     _mark_floors(rows)
     return rows, notes, probs

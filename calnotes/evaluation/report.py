@@ -75,7 +75,9 @@ class EvaluationReport:
         One per (measure, aggregation, bin count): ``measure``, ``aggregation``
         (``"confidence"``, ``"classwise"``, and ``"binary"`` for ``k = 2``), ``binning``,
         ``n_bins``, ``value``, ``calibrated_reference``, ``reference_method`` (``"exact"``,
-        ``"folded-normal"``, or ``"skipped"`` when ``references=False``).  The SmoothECE rows
+        ``"folded-normal"``, ``"monte-carlo"`` -- the mean of ``reference_draws`` draws of the
+        calibrated null, for a measure without an exact reference -- or ``"skipped"`` when
+        ``references=False``).  The SmoothECE rows
         (aggregation ``"confidence"``, and ``"binary"`` for ``k = 2``) have ``binning``
         ``"kernel"``, ``n_bins`` ``None``, the fixed-point ``bandwidth`` and no reference
         (``reference_method`` ``"none"``).
