@@ -36,7 +36,7 @@ _build/html/index.html:
 
 # The course edition (scripts/course.py, scripts/course_pdf.py), next to the teacher book that
 # `make book` builds in _build/html: the student edition, solutions removed (each replaced by how
-# to check an answer with calnotes.exercises.check), built like `make book` (-W -n) into
+# to check an answer with calnotes.book.exercises.check), built like `make book` (-W -n) into
 # _build/course/html; every chapter as a notebook for plain Jupyter (numbers filled in, an answer
 # and a check cell per exercise, kernel `calnotes`; no glue plumbing, runs in plain Jupyter) in
 # _build/course/notebooks; the student edition printed by headless Chromium, offline, as a course

@@ -6,7 +6,7 @@ The grid's floor (``bench_grid.py``) is the best of repeated threaded sorts of t
 matrix: each call gets the 400 MB its predecessor just freed.  A report allocates its arrays
 once, from memory that has been free for a while.  This times both situations for the same
 two calls, ``np.ones`` of a 50,000 x 1,000 float64 matrix and the floor itself
-(``calnotes._sorted.sort_columns`` of ``bench_grid.make_problem(50000, 1000)``):
+(``calnotes._engine.sorted_columns.sort_columns`` of ``bench_grid.make_problem(50000, 1000)``):
 
 * ``hot``: right after three allocations of the same size were made and freed;
 * ``idle``: after the process slept ``--idle`` seconds (Linux's free page reporting, where a
@@ -57,7 +57,7 @@ def main(argv=None) -> int:
     from numpy._core.multiarray import _set_madvise_hugepage
 
     from bench_grid import machine_info, make_problem
-    from calnotes._sorted import sort_columns
+    from calnotes._engine.sorted_columns import sort_columns
 
     y, P = make_problem(50000, 1000)
     calls = {"ones_400MB": lambda: np.ones(P.shape),

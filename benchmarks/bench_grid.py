@@ -17,7 +17,7 @@ one-second target applies to them too). A point is written ``NxK[:mM][:ties]``.
 Every point runs in a fresh Python process (so that its peak memory is its own), which
 times, round-robin, ``--repeats`` times each:
 
-* ``floor``: ``calnotes._sorted.sort_columns(P, workers=T)``, the threaded sort of every
+* ``floor``: ``calnotes._engine.sorted_columns.sort_columns(P, workers=T)``, the threaded sort of every
   column (a call under 20 ms is repeated in a loop and the mean taken);
 * ``utility_off``: ``calnotes.evaluate(P, labels=y, utility=False, progress=False)``;
 * ``full``: ``calnotes.evaluate(P, labels=y, progress=False)``, the full default report
@@ -214,7 +214,7 @@ def apply_threads(threads):
                 if threads is not None:
                     setattr(module, attr, threads)
                 settings[f"{name}.{attr}"] = getattr(module, attr)
-    floor_workers = threads if threads is not None else calnotes._sorted.SORT_WORKERS
+    floor_workers = threads if threads is not None else calnotes._engine.sorted_columns.SORT_WORKERS
     return settings, floor_workers
 
 
@@ -225,7 +225,7 @@ def run_worker(spec: dict) -> dict:
     import numpy as np
 
     import calnotes
-    from calnotes._sorted import sort_columns
+    from calnotes._engine.sorted_columns import sort_columns
 
     settings, workers = apply_threads(spec["threads"])
     p = spec["point"]

@@ -29,7 +29,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from calnotes.kernel import smooth_ece  # noqa: E402
+from calnotes.core.kernel import smooth_ece  # noqa: E402
 
 
 def problem(n: int, seed: int = 0):

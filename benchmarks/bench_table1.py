@@ -9,7 +9,7 @@ Times, for the 16 cells of Table 1 (4 predictors x 4 measures):
   ``--draws`` feature draws, the exact conditional expectation given each draw (class counts,
   vectorised over draws), standard errors over the draws.  Acceptance: under 20 s.
 * ``exact_table1``: every cell exactly (sum over the law of the class counts), no draws.
-* ``expected_table1(..., method="reference")``: one ``calnotes.expectation.expected_qece``
+* ``expected_table1(..., method="reference")``: one ``calnotes.core.expectation.expected_qece``
   call per draw and cell, on ``--reference-draws`` draws, extrapolated to ``--draws``.
 * ``simulate_table1``: plain Monte Carlo (features and outcomes drawn, the measures evaluated),
   on ``--reference-draws`` replications, extrapolated.
@@ -35,7 +35,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # time the calnotes of this checkout
 
-from calnotes import table1 as t1  # noqa: E402
+from calnotes.theory import table1 as t1  # noqa: E402
 
 BUDGET = 20.0  # seconds: acceptance bound for the default grid point
 

@@ -10,7 +10,7 @@
    estimator runs its chunks in worker threads (one per CPU, at most 4; NumPy's sorts release
    the GIL) while the floor's sort is single-threaded and its matrix product uses every core;
    the single-threaded time (``workers=1``) is recorded too.
-2. The estimator against the ``O(d^2)`` brute force (:func:`calnotes.utility.uc_brute_force`)
+2. The estimator against the ``O(d^2)`` brute force (:func:`calnotes.theory.utility.uc_brute_force`)
    at ``n = 2,000``, continuous and heavily tied forecasts; the values must agree to 1e-12.
 
 No other library computes utility calibration (netcal, torchmetrics, relplot,
@@ -35,7 +35,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from calnotes import utility as ut  # noqa: E402
+from calnotes.theory import utility as ut  # noqa: E402
 
 
 def problem(n: int, C: int, seed: int = 0):

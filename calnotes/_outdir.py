@@ -49,7 +49,7 @@ def _is_source_checkout(folder: Path) -> bool:
 def _book_roots(root) -> list[Path]:
     """The book roots to protect: the one found from ``root`` (or the current folder) and
     the one next to the installed package (an editable install), where they exist."""
-    from .chapters import find_book_root
+    from .book.chapters import find_book_root
 
     roots = []
     try:
@@ -77,7 +77,7 @@ def source_folders(root: str | os.PathLike | None = None) -> list[tuple[Path, bo
     >>> (package, True, "the calnotes package") in source_folders()
     True
     """
-    from .chapters import _toc_files
+    from .book.chapters import _toc_files
 
     found: list[tuple[Path, bool, str]] = []
     package = Path(__file__).resolve().parent

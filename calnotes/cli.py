@@ -6,7 +6,7 @@
     Execute one chapter with new parameter values (papermill); the executed notebook is
     written to ``DIR/CHAPTER.ipynb`` and never overwrites an existing file without ``--force``.
     Values are checked against the type of the chapter's defaults before anything runs; a
-    failed run is written to ``DIR/CHAPTER.failed.ipynb`` (see :mod:`calnotes.chapters`).
+    failed run is written to ``DIR/CHAPTER.failed.ipynb`` (see :mod:`calnotes.book.chapters`).
 ``calnotes evaluate PREDICTIONS [--labels FILE] [--logits] [--bins M ...] [--out DIR] [--force]``
     Accuracy, proper scores, binned calibration measures with their calibrated references and
     utility calibration (``--no-utility`` skips it; ``--utility-samples M``, ``--seed S``) for a
@@ -22,7 +22,7 @@
     Run submitted student notebooks (the course edition's, with a ``check(...)`` cell per
     exercise) and collect each exercise's verdict: right, not yet, not answered, unreadable,
     error; with ``--out``, ``summary.csv`` (student x exercise) and ``details.csv`` (see
-    :mod:`calnotes.coursework`).
+    :mod:`calnotes.book.coursework`).
 ``calnotes --version``
     The calnotes version.
 
@@ -40,10 +40,10 @@ import re
 import sys
 from pathlib import Path
 
-from . import chapters as _chapters
+from .book import chapters as _chapters
 from ._validate import RENORMALIZE_TOL
 from .evaluation import DEFAULT_BINS, PROGRESS_ENTRIES
-from .significance import MIN_BOOTSTRAP, MIN_DRAWS
+from ._engine.significance import MIN_BOOTSTRAP, MIN_DRAWS
 
 
 def _cmd_chapters(args) -> int:
@@ -78,7 +78,7 @@ def _cmd_run(args) -> int:
 
 
 def _cmd_check_notebook(args) -> int:
-    from . import coursework
+    from .book import coursework
 
     import signal
 
@@ -140,7 +140,7 @@ def _loader_options(args) -> dict:
 
 def _cmd_evaluate(args) -> int:
     from .evaluation import check_out, evaluate
-    from .inputs import DeferredInput
+    from .evaluation.inputs import DeferredInput
 
     if args.out is not None:
         check_out(args.out, force=args.force)     # before anything is loaded or computed
@@ -208,7 +208,7 @@ def _fix_evaluate_args(args) -> None:
                           " (the optional tolerance)")
             args.predictions, args.renormalize = args.renormalize, True
     elif args.renormalize is None:
-        from .inputs import as_predictions
+        from .evaluation.inputs import as_predictions
         args.renormalize = _default(as_predictions, "renormalize")
     if args.predictions is None:
         sub.error("the following arguments are required: PREDICTIONS")
@@ -222,9 +222,9 @@ def _default(function, name: str):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .coursework import MAX_JOBS, check_submissions
+    from .book.coursework import MAX_JOBS, check_submissions
     from .evaluation import evaluate
-    from .inputs import as_predictions
+    from .evaluation.inputs import as_predictions
 
     def checks(name):
         return _default(check_submissions, name)
@@ -451,7 +451,7 @@ def _cli_wording(message: str) -> str:
 
     try:
         from .evaluation import evaluate
-        from .inputs import as_predictions
+        from .evaluation.inputs import as_predictions
         names = (set(inspect.signature(evaluate).parameters)
                  | set(inspect.signature(as_predictions).parameters))
     except Exception:  # noqa: BLE001 - only the wording is at stake, never the error itself

@@ -69,7 +69,7 @@ import numpy as np
 
 from ._validate import check_labels, check_logits, check_n_bins, check_probabilities
 from ._validate import looks_like_probabilities as _looks_like_probabilities
-from .binning import _width_bins_unchecked
+from .core.binning import _width_bins_unchecked
 
 __all__ = [
     "DegenerateFitWarning",
@@ -1221,7 +1221,7 @@ def compare_recalibrators(X_cal, y_cal, X_test, y_test, *, inputs: str = "probs"
 
     The columns of Table 1 of the recalibration paper (Sec. 3): test accuracy, top-label ECE
     with ``n_bins`` equal-width bins, ACE (the same with equal-mass bins, eq. (1) of the
-    truthfulness paper: ties are split by position, see :mod:`calnotes.binning`), the
+    truthfulness paper: ties are split by position, see :mod:`calnotes.core.binning`), the
     class-wise ECE, log loss (NLL; ``inf`` when a label gets probability 0) and Brier score.
 
     Parameters
@@ -1259,8 +1259,8 @@ def compare_recalibrators(X_cal, y_cal, X_test, y_test, *, inputs: str = "probs"
     >>> rows[1]["accuracy"] == rows[0]["accuracy"] == rows[4]["accuracy"]  # argmax kept
     True
     """
-    from .measures import binned_ece, classwise, confidence
-    from .scores import brier_loss, log_loss
+    from .core.measures import binned_ece, classwise, confidence
+    from .core.scores import brier_loss, log_loss
 
     methods = TABLE1_METHODS if methods is None else dict(methods)
     Xc = as_probabilities(X_cal, inputs, "X_cal")

@@ -29,7 +29,7 @@ table         no raw pandas table is shown in the main column: a ``<table border
               whose last expression is a DataFrame, or ``display(df)``, puts on the page): code
               names for headers, numbers with five or six digits, a header row of its own for
               the index's name and no caption. The book shows every table through
-              ``calnotes.tables.styled_table`` (a pandas Styler: ``<table id="T_...">``); its
+              ``calnotes.book.tables.styled_table`` (a pandas Styler: ``<table id="T_...">``); its
               own hand-built tables (the ledger's ``class="dataframe ledger-summary"``, without
               ``border``) are not pandas' default either. The failure names the table's first
               header cells, to find its cell.
@@ -84,7 +84,7 @@ alt           every image of the main column has alt text that is not empty and 
 figure-text   the smallest text of every image is at least MIN_FIGURE_TEXT_PX (9) CSS px high as
               shown: ``calnotes:min_font_px`` (the smallest font size in the image's own pixels,
               ``fontsize_pt * dpi / 72``, a PNG text chunk the book's figure code writes:
-              calnotes.plotting.PNG_MIN_FONT_KEY) times displayed width / natural width. An
+              calnotes.core.plotting.PNG_MIN_FONT_KEY) times displayed width / natural width. An
               image without that chunk (or not a PNG) fails: its text size is unknown. Images
               without a layout box (display: none, e.g. in a collapsed toggle) are not measured.
 link          every link to a local page resolves to an existing file and, with a ``#anchor``,
@@ -139,7 +139,7 @@ SCREENSHOT_MAX_HEIGHT = 8000
 # the column's width (7 in at 150 dpi, shown 688 px wide) is shown 12.3 px high, so 9 px leaves
 # room for a figure shown somewhat smaller. Text height in the PNG is fontsize_pt * dpi / 72;
 # the figure-saving code writes the smallest into the PNG under PNG_FONT_KEY
-# (calnotes.plotting.PNG_MIN_FONT_KEY).
+# (calnotes.core.plotting.PNG_MIN_FONT_KEY).
 MIN_FIGURE_TEXT_PX = 9.0
 PNG_FONT_KEY = "calnotes:min_font_px"
 # "Fig. 3", "Fig. 3.2", "Figure 12": the number Sphinx puts in a numbered figure's caption.
@@ -233,12 +233,12 @@ def raw_table_reason(headers: list[str], shown: int = 6) -> str:
     """Why a raw pandas table fails, naming its first ``shown`` header cells.
 
     >>> raw_table_reason(["n", "R_n", "R_n_se"]).split(", headers ")[1]
-    '"n | R_n | R_n_se": show it through calnotes.tables.styled_table'
+    '"n | R_n | R_n_se": show it through calnotes.book.tables.styled_table'
     """
     named = " | ".join(headers[:shown]) + (" | \u2026" if len(headers) > shown else "")
     return ("raw pandas table (DataFrame.to_html: code names for headers, unformatted numbers,"
             f" no caption), headers \"{named or 'none'}\": show it through"
-            " calnotes.tables.styled_table")
+            " calnotes.book.tables.styled_table")
 
 
 MARGINAL_PX = 16  # the scroll-cue rule: content this little too wide must fit instead

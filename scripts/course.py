@@ -4,7 +4,7 @@
    ``book/``) to ``_build/course-src/`` and removes every solution (the gated
    ``{solution-start}`` ... ``{solution-end}`` blocks, code cells included, and the
    ``{solution}`` directive form), putting in place of each a box that shows how to check an
-   answer with :func:`calnotes.exercises.check` (for exercises that have a checker; nothing for
+   answer with :func:`calnotes.book.exercises.check` (for exercises that have a checker; nothing for
    proofs and explanations).
 2. Refuses to go on if a removed solution cell defines something the rest of its chapter uses,
    glues a value referenced outside the solution, or holds a label referenced elsewhere (the
@@ -122,7 +122,7 @@ def find_solutions(text: str) -> list:
 
 def check_box(label: str) -> str:
     """The box that replaces a solution whose exercise has a checker."""
-    from calnotes import exercises
+    from calnotes.book import exercises
     parts = [line.split(":", 1) for line in exercises.describe(label).splitlines()]
     names = [name for name, _ in parts]
     answer = names[0] if len(names) == 1 else "(" + ", ".join(names) + ")"
@@ -133,7 +133,7 @@ def check_box(label: str) -> str:
         "The solutions are not part of this edition. Check your answer with",
         "",
         "```python",
-        "from calnotes.exercises import check",
+        "from calnotes.book.exercises import check",
         f'check("{label}", {answer})',
         "```",
         "",
@@ -154,7 +154,7 @@ def check_box(label: str) -> str:
 def strip_solutions(text: str) -> tuple:
     """``(text without solutions, [Solution])``; each solution replaced by :func:`check_box`
     when its exercise has a checker, else removed."""
-    from calnotes import exercises
+    from calnotes.book import exercises
     solutions = find_solutions(text)
     lines = text.split("\n")
     for sol in reversed(solutions):
@@ -164,7 +164,7 @@ def strip_solutions(text: str) -> tuple:
             replacement = []
         else:
             raise ValueError(f"solution {sol.label!r}: its exercise is neither in"
-                             " calnotes.exercises nor in calnotes.exercises.NO_CHECKER")
+                             " calnotes.book.exercises nor in calnotes.book.exercises.NO_CHECKER")
         lines[sol.first_line:sol.last_line + 1] = replacement
     new = "\n".join(lines)
     new = re.sub(r"\n{3,}", "\n\n", new)
@@ -389,7 +389,7 @@ def _ignore(folder: str, names: list) -> set:
 
 def make_sources(only: list | None = None, log=print) -> dict:
     """Copy and strip the sources into ``_build/course-src``; ``{docname: (n_removed, n_boxes)}``."""
-    from calnotes import exercises
+    from calnotes.book import exercises
     if SRC.exists():
         shutil.rmtree(SRC)
     SRC.mkdir(parents=True)
@@ -499,7 +499,7 @@ KERNEL = {"name": "calnotes", "display_name": "calnotes (Python 3)", "language":
 
 
 def _read_notebook(path: Path):
-    from calnotes.chapters import _read_notebook as read
+    from calnotes.book.chapters import _read_notebook as read
     return read(path)
 
 
@@ -507,7 +507,7 @@ def _glue_for(docname: str, glue_dirs: list, source_nb=None) -> dict | None:
     """The values ``docname`` glued when it ran: from the first of ``glue_dirs`` that has its
     ``.glue.json`` (myst-nb's record of an executed chapter), else from the outputs of
     ``source_nb`` (a page whose outputs were reused), else None."""
-    from calnotes import notebook_markdown as nm
+    from calnotes.book import notebook_markdown as nm
     for folder in glue_dirs:
         path = Path(folder) / f"{docname}.glue.json"
         if path.is_file():
@@ -522,10 +522,10 @@ def _glue_for(docname: str, glue_dirs: list, source_nb=None) -> dict | None:
 def student_notebook(nb, glue: dict, index, docname: str):
     """One page (solutions already stripped) as a student notebook: the prose in plain Markdown
     with the glued numbers filled in and an answer and a check cell per exercise
-    (:func:`calnotes.notebook_markdown.convert_notebook`), :data:`RERUN_NOTE` below the title,
-    no glue plumbing in the code (:func:`calnotes.notebook_markdown.strip_glue`), no outputs,
-    kernel ``calnotes``. Raises :class:`calnotes.notebook_markdown.MissingGlueError`."""
-    from calnotes import notebook_markdown as nm
+    (:func:`calnotes.book.notebook_markdown.convert_notebook`), :data:`RERUN_NOTE` below the title,
+    no glue plumbing in the code (:func:`calnotes.book.notebook_markdown.strip_glue`), no outputs,
+    kernel ``calnotes``. Raises :class:`calnotes.book.notebook_markdown.MissingGlueError`."""
+    from calnotes.book import notebook_markdown as nm
     nb = nm.convert_notebook(nb, glue, index, docname=docname, with_exercise_cells=True)
     nb = nm.add_note_below_title(nm.strip_glue(nb), RERUN_NOTE)
     for cell in nb.cells:
@@ -541,8 +541,8 @@ def write_notebooks(log=print, glue_dirs: list | None = None) -> list:
     """Every page with code of the student edition as a notebook for a plain Jupyter front end,
     in ``_build/course/notebooks/<part>/<chapter>.ipynb``: no outputs, solutions removed, the
     prose in plain Jupyter Markdown with the glued numbers filled in
-    (:mod:`calnotes.notebook_markdown`) and :data:`RERUN_NOTE` below the title, the code
-    without glue plumbing (:func:`calnotes.notebook_markdown.strip_glue`: the notebooks run in
+    (:mod:`calnotes.book.notebook_markdown`) and :data:`RERUN_NOTE` below the title, the code
+    without glue plumbing (:func:`calnotes.book.notebook_markdown.strip_glue`: the notebooks run in
     plain Jupyter), each exercise followed by an answer cell and a ready ``check`` cell,
     kernel ``calnotes``.
 
@@ -552,7 +552,7 @@ def write_notebooks(log=print, glue_dirs: list | None = None) -> list:
     """
     import nbformat
 
-    from calnotes import notebook_markdown as nm
+    from calnotes.book import notebook_markdown as nm
     if glue_dirs is None:
         glue_dirs = [OUT / "executed", TEACHER_EXECUTED]
     folder = OUT / "notebooks"
@@ -599,7 +599,7 @@ def write_notebooks(log=print, glue_dirs: list | None = None) -> list:
               " The notebooks run in plain Jupyter: the book's plumbing that put the numbers"
               " into its text (myst-nb's `glue`) is removed. Solutions are removed:"
               " after each exercise, write your work in the answer cell and replace each `...`"
-              " in the check cell by your answer; `calnotes.exercises.check` says *right* or"
+              " in the check cell by your answer; `calnotes.book.exercises.check` says *right* or"
               " gives a hint. The first code cell of each notebook (tagged `parameters`) holds"
               " its sizes and seeds.", ""]
     readme += [f"1. [{title}]({path.relative_to(folder).as_posix()})" for path, title in written]
@@ -707,7 +707,7 @@ def check_notebooks(paths: list) -> None:
     below the title, the ``calnotes`` kernel."""
     import nbformat
 
-    from calnotes import notebook_markdown as nm
+    from calnotes.book import notebook_markdown as nm
     for path in paths:
         text = path.read_text()
         if re.search(r"\{solution(-start|-end)?\}", text):

@@ -13,7 +13,7 @@ Sources
   (l1/l2-QECE), Def 2.7 (class-wise), Def 2.8 (confidence, ``r_p = argmax``);
 * proper-calibration-errors paper (papers/003): Def C.1 (TCE_p, CWCE_p), Def C.2 (KS).
 
-Conventions (the ones documented in ``calnotes.binning``)
+Conventions (the ones documented in ``calnotes.core.binning``)
 ---------------------------------------------------------
 * equal width: edges ``e_j = j / m`` (one Python float division); ``v`` is in bin ``j``
   iff ``e_j <= v < e_{j+1}``; ``1.0`` is in the last bin;

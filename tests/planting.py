@@ -1,6 +1,6 @@
 """Planting a slip in the library, for the claims' power suite (tests/test_claim_power.py).
 
-A :class:`Plant` names a library object (``"calnotes.measures.l2_qece"``), a function that
+A :class:`Plant` names a library object (``"calnotes.core.measures.l2_qece"``), a function that
 turns the original into a plausible slip of it (a constant 10% off, ``n`` for ``n - 1``, a
 bin edge moved, a term dropped, arguments of an asymmetric divergence swapped), and the
 registered claims that reach it. :func:`planted` installs the slip everywhere the library
@@ -32,8 +32,8 @@ class Plant:
     name : str
         What the slip is, in a few words (``"l2_qece: mean over bins instead of weighted"``).
     target : str
-        Dotted path of the object slipped: a module attribute (``"calnotes.scores.brier"``)
-        or a class attribute (``"calnotes.kernel.NadarayaWatson.predict"``).
+        Dotted path of the object slipped: a module attribute (``"calnotes.core.scores.brier"``)
+        or a class attribute (``"calnotes.core.kernel.NadarayaWatson.predict"``).
     make : callable
         ``make(original) -> slipped``: the slipped object (usually a wrapper, or a copy of the
         function with one line changed).

@@ -1,5 +1,5 @@
 """The claim badges' text is readable: a WCAG contrast of at least 4.5:1 (AA for normal-size
-text) between each status badge's background (calnotes.claims BADGES, set inline by
+text) between each status badge's background (calnotes.book.claims BADGES, set inline by
 claim_line_html) and the text colour it is shown in: the inline one, unless the book's
 stylesheet (book/_ext/static/calnotes.css) forces another (white on #009E73 was 3.4:1)."""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from calnotes.claims import _registry
+from calnotes.book.claims import _registry
 
 CSS = Path(__file__).resolve().parents[1] / "book" / "_ext" / "static" / "calnotes.css"
 

@@ -1,6 +1,6 @@
-"""Bin assignment: the one convention of calnotes.binning, by hand and against brute force.
+"""Bin assignment: the one convention of calnotes.core.binning, by hand and against brute force.
 
-Convention (calnotes/binning.py module docstring):
+Convention (calnotes/core/binning.py module docstring):
 * equal width: edges j/m (one float division), bins [e_j, e_{j+1}), a value on an interior
   edge goes UP, 0 in the first bin, 1 in the last;
 * equal mass (eq. (1) of paper 000): stable sort, 1-indexed sorted position i -> bin
@@ -14,7 +14,7 @@ import pytest
 
 import brute
 import calnotes as cn
-from calnotes.binning import quantile_bin_of_position
+from calnotes.core.binning import quantile_bin_of_position
 
 # ----------------------------------------------------------------------------- equal width
 

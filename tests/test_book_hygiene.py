@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from calnotes import chapters
+from calnotes.book import chapters
 
 ROOT = Path(__file__).resolve().parent.parent
 CHAPTERS = chapters.list_chapters(ROOT)

@@ -1,4 +1,4 @@
-"""The bootstrap's drawn positions (calnotes._evalrows._bootstrap).
+"""The bootstrap's drawn positions (calnotes._engine.rows._bootstrap).
 
 The positions are drawn as ``int32`` where ``n`` fits: NumPy draws integers below ``2^32`` of
 both types by the same bounded 32-bit method from the same buffered stream, so they are the
@@ -12,7 +12,7 @@ and the row offsets that turn a block into one ``bincount`` index, including the
 import numpy as np
 import pytest
 
-from calnotes import _evalrows
+from calnotes._engine import rows as _evalrows
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 7, 500, 50_000, 2 ** 31 - 1])

@@ -1,10 +1,10 @@
-"""The report's bootstrap intervals (``calnotes._evalrows``): the interval formula, the law of
+"""The report's bootstrap intervals (``calnotes._engine.rows``): the interval formula, the law of
 the resamples, each resample's value, and the rules for which rows get an interval.
 
 Properties pinned (each by a ``check_*`` function that ``tests/test_engine_slips.py`` also
 calls under planted slips):
 
-* :func:`check_basic_interval_formula` -- :func:`calnotes._evalrows.basic_interval` is
+* :func:`check_basic_interval_formula` -- :func:`calnotes._engine.rows.basic_interval` is
   ``[max(0, T - q_hi), T - q_lo]`` with ``q_lo``, ``q_hi`` the order statistics of the
   deviations ``T* - mean(T*)`` at positions ``(B + 1) alpha`` and ``(B + 1)(1 - alpha)``,
   ``alpha = (1 - level) / 2`` (interpolated), for skewed resample laws, levels 0.5, 0.8, 0.9
@@ -34,9 +34,9 @@ import pytest
 from scipy.stats import binom
 
 import calnotes
-from calnotes import _evalrows
-from calnotes.measures import confidence_scores
-from calnotes.significance import CI_LEVEL, MIN_BOOTSTRAP
+from calnotes._engine import rows as _evalrows
+from calnotes.core.measures import confidence_scores
+from calnotes._engine.significance import CI_LEVEL, MIN_BOOTSTRAP
 
 # ----------------------------------------------------------------------------- helpers
 
@@ -98,7 +98,7 @@ class RecordingRNG:
 
 def record_resamples(monkeypatch):
     """Record every ``(value, resampled values, level)`` that the engine passes to
-    :func:`calnotes._evalrows.basic_interval`."""
+    :func:`calnotes._engine.rows.basic_interval`."""
     calls = []
     original = _evalrows.basic_interval
 
@@ -114,7 +114,7 @@ def record_resamples(monkeypatch):
 
 
 def check_basic_interval_formula() -> None:
-    """:func:`calnotes._evalrows.basic_interval` equals the hand formula."""
+    """:func:`calnotes._engine.rows.basic_interval` equals the hand formula."""
     rng = np.random.default_rng(20261128)
     cases = []
     for B in (19, 39, 40, 200):               # (B + 1) alpha integral at 0.9 for 19, 39, 199

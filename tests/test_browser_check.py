@@ -67,7 +67,7 @@ def _book_page(body: str) -> str:
 
 IMAGE = ("<svg xmlns='http://www.w3.org/2000/svg' width='40' height='20'>"
          "<rect width='40' height='20'/></svg>")
-FONT_KEY = "calnotes:min_font_px"  # what calnotes.plotting writes (PNG_MIN_FONT_KEY)
+FONT_KEY = "calnotes:min_font_px"  # what calnotes.core.plotting writes (PNG_MIN_FONT_KEY)
 
 
 def _chunk(kind: bytes, body: bytes) -> bytes:
@@ -130,7 +130,7 @@ def _dataframe_pages() -> tuple[str, str]:
     rule; plain-word headers, so the page needs no MathJax)."""
     import pandas as pd
 
-    from calnotes.tables import styled_table
+    from calnotes.book.tables import styled_table
 
     df = pd.DataFrame({"n": [400, 400], "R_n": [0.058421, 0.044763],
                        "R_n_se": [0.00029501, 0.00027913], "l2_holds": [1.0, 0.98]},
@@ -253,7 +253,7 @@ SITE = {
                               '<table style="width: 1000px"><tr><td>wide</td></tr></table></div>'),
     # at 400 px the page scrolls sideways
     "narrow.html": _page('<p>A name that cannot break: <code style="display: inline-block; '
-                         'width: 600px">calnotes.population.random_finite_distribution</code>'
+                         'width: 600px">calnotes.theory.population.random_finite_distribution</code>'
                          "</p>"),
     # figures without caption or number, file names for alt text, tiny text
     "no_caption.html": _page('<p><img src="img/fig.png" alt="a grey band"></p>'),
@@ -267,7 +267,7 @@ SITE = {
     "bad_font_key.html": _page(_figure("img/bad_key.png")),
     "svg_figure.html": _page(_figure("img/ok.svg")),
     # a cell whose last expression is a DataFrame: pandas' default HTML, and the control, the
-    # same data through calnotes.tables.styled_table
+    # same data through calnotes.book.tables.styled_table
     "raw_dataframe.html": RAW_DATAFRAME,
     "styled_dataframe.html": STYLED_DATAFRAME,
 }
@@ -446,7 +446,7 @@ def test_a_raw_pandas_table_is_flagged_and_a_styled_one_passes(browser_available
         "check": "table",
         "reason": 'raw pandas table (DataFrame.to_html: code names for headers, unformatted'
                   ' numbers, no caption), headers "n | R_n | R_n_se | l2_holds": show it'
-                  " through calnotes.tables.styled_table"}], failures
+                  " through calnotes.book.tables.styled_table"}], failures
     assert failures["styled_dataframe.html"] == [], failures
     assert failures["good.html"] == [], failures
     assert 'border="1" class="dataframe"' in RAW_DATAFRAME                # the real thing

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from calnotes.chapters import list_chapters
-from calnotes.claims.status import chapter_status
+from calnotes.book.chapters import list_chapters
+from calnotes.book.claims.status import chapter_status
 
 FIGURE_PAGES = [c.docname for c in list_chapters() if "/figures/" in c.docname]
 

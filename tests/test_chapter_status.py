@@ -1,4 +1,4 @@
-"""The box that opens each chapter (calnotes.claims.status): right chapter, right counts, a
+"""The box that opens each chapter (calnotes.book.claims.status): right chapter, right counts, a
 command the command line accepts."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ import shlex
 
 import pytest
 
-from calnotes.chapters import list_chapters
-from calnotes.claims import all_claims
-from calnotes.claims.status import chapter_status
+from calnotes.book.chapters import list_chapters
+from calnotes.book.claims import all_claims
+from calnotes.book.claims.status import chapter_status
 from calnotes.cli import build_parser
 
 CHAPTERS = [c for c in list_chapters() if not c.docname.startswith("book/appendix")]

@@ -7,9 +7,9 @@ import re
 
 import pytest
 
-from calnotes import claims
-from calnotes.claims._registry import (PAPER_NAMES, Claim, Control, ControlResult, Result,
-                                       claim_line_html, claim_sentence, comparison_text)
+from calnotes.book import claims
+from calnotes.book.claims._registry import (PAPER_NAMES, Claim, Control, ControlResult, Result,
+                                            claim_line_html, claim_sentence, comparison_text)
 
 CLAIMS = claims.all_claims()
 SYMBOLS = ("=", "≤", "≥", "≈", "≠", "<", ">")

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import pytest
 
-from calnotes import claims
+from calnotes.book import claims
 from planting import planted
 from plants import PLANTS
 
@@ -55,11 +55,11 @@ def test_a_claim_catches_the_slip(plant):
 def test_planting_reaches_names_imported_elsewhere():
     """The plant replaces the object wherever the library imported it by name, and undoes it."""
     import calnotes
-    from calnotes import measures
+    from calnotes.core import measures
     from planting import Plant, scale_result
 
     original = measures.l2_qece
-    plant = Plant("doubled", "calnotes.measures.l2_qece", scale_result(2.0), ("000.thm2.6.exact",))
+    plant = Plant("doubled", "calnotes.core.measures.l2_qece", scale_result(2.0), ("000.thm2.6.exact",))
     with planted(plant):
         assert calnotes.l2_qece is measures.l2_qece is not original
     assert calnotes.l2_qece is measures.l2_qece is original

@@ -3,8 +3,8 @@
 
 import pytest
 
-from calnotes import claims
-from calnotes.claims._registry import Claim, Control
+from calnotes.book import claims
+from calnotes.book.claims._registry import Claim, Control
 
 IDS = [c.id for c in claims.all_claims()]
 

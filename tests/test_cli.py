@@ -4,7 +4,8 @@ import json
 
 import pytest
 
-from calnotes import chapters, cli
+from calnotes import cli
+from calnotes.book import chapters
 
 
 def test_chapters_lists_every_chapter_with_parameters(capsys):
@@ -86,7 +87,7 @@ def test_every_default_is_in_its_range():
 
 
 def test_summary_counts_the_chapters_claims(tmp_path):
-    from calnotes.claims import all_claims
+    from calnotes.book.claims import all_claims
     nb = tmp_path / "errata.ipynb"
     nb.write_text(json.dumps({"cells": [], "metadata": {}, "nbformat": 4,
                               "nbformat_minor": 5}))

@@ -15,7 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from calnotes import chapters, cli, coursework, evaluation, inputs, significance
+from calnotes import cli, evaluation
+from calnotes.book import chapters, coursework
+from calnotes.evaluation import inputs
+from calnotes._engine import significance
 from calnotes._validate import RENORMALIZE_TOL
 
 
@@ -170,7 +173,7 @@ def test_help_texts_state_the_library_defaults():
 
 
 def test_draws_help_names_the_exact_and_monte_carlo_switch():
-    """--draws also caps the exact brackets (calnotes.significance.exact_bracket_limit) and
+    """--draws also caps the exact brackets (calnotes._engine.significance.exact_bracket_limit) and
     sets the replications of the tie-split rows: its help says both."""
     text = " ".join(options(cli.build_parser())["evaluate", "draws"].help.split())
     assert "split by ties" in text

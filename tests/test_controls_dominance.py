@@ -5,8 +5,8 @@ from fractions import Fraction as Fr
 import numpy as np
 import pytest
 
-from calnotes import population as pop
-from calnotes.claims import dominance, practice
+from calnotes.theory import population as pop
+from calnotes.book.claims import dominance, practice
 
 
 def test_auc_matches_scikit_learn_with_ties():
@@ -77,7 +77,7 @@ def test_brier_with_absolute_is_improper_but_close_to_brier():
     sharper = float(p[0] @ mixed.matrix(np.array([[0.61, 0.39]]))[0])  # optimum 0.6111
     assert sharper < truthful
     grid = np.array([[0.0, 1.0], [0.3, 0.7], [0.5, 0.5]])
-    from calnotes import scores
+    from calnotes.core import scores
     assert np.abs(mixed.matrix(grid) - scores.get_loss("brier").matrix(grid)).max() <= 0.2
 
 
@@ -90,7 +90,7 @@ def test_sharpen_is_the_identity_at_power_one_and_sharpens_above():
 
 
 def test_l2_qece_replicates_equal_the_measure_row_by_row():
-    from calnotes.measures import l2_qece
+    from calnotes.core.measures import l2_qece
     rng = np.random.default_rng(3)
     p = np.round(rng.uniform(size=(7, 12)), 1)          # ties straddle the bins
     y = (rng.uniform(size=(7, 12)) < p).astype(np.int64)

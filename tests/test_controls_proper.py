@@ -5,8 +5,8 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from calnotes import population as pop
-from calnotes.claims import proper as P
+from calnotes.theory import population as pop
+from calnotes.book.claims import proper as P
 
 
 def _random_pair(seed, k=3, n=5):

@@ -1,7 +1,7 @@
 """The sharpness diagrams pinned with an asymmetric divergence.
 
 The Brier pair is symmetric (``||x - y||^2``, ``(a - b)^2``), so a swap of a divergence's
-arguments inside :mod:`calnotes.sharpness` leaves every Brier number unchanged. These tests pin
+arguments inside :mod:`calnotes.theory.sharpness` leaves every Brier number unchanged. These tests pin
 the calibration/sharpness components with the KL (log-loss) pair, on instances where swapping
 the arguments changes the numbers (asserted here), against references written out from the
 definitions: ``KL(x || y) = sum x log(x / y)`` and the binary KL, on a finite distribution
@@ -12,10 +12,10 @@ the bandwidth (so that every kernel average is a plain group mean).
 import numpy as np
 import pytest
 
-from calnotes import population as pop
-from calnotes.scores import NEG_ENTROPY, bregman_divergence
-from calnotes.sharpness import (calibration_sharpness, confidence_calibration_plugin,
-                                grouping_loss_decomposition, pointwise_sharpness_gap)
+from calnotes.theory import population as pop
+from calnotes.core.scores import NEG_ENTROPY, bregman_divergence
+from calnotes.theory.sharpness import (calibration_sharpness, confidence_calibration_plugin,
+                                       grouping_loss_decomposition, pointwise_sharpness_gap)
 
 
 def kl(x, y):

@@ -1,14 +1,14 @@
 """The instances and kernels behind the negative controls of 003 Thm 3.1
-(:mod:`calnotes.claims._thm31`): each builder does what its control relies on."""
+(:mod:`calnotes.book.claims._thm31`): each builder does what its control relies on."""
 
 from fractions import Fraction as Fr
 
 import numpy as np
 import pytest
 
-from calnotes import population as pop
-from calnotes.claims import _thm31 as t31
-from calnotes.claims import proper
+from calnotes.theory import population as pop
+from calnotes.book.claims import _thm31 as t31
+from calnotes.book.claims import proper
 
 
 def _gaps(d):

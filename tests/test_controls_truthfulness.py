@@ -1,11 +1,11 @@
 """The instance builders, search and false neighbours behind the negative controls of paper 000
-(Example 1.1, Thm 2.6, Thm 3.1, Obs 3.2, Table 1): calnotes/claims/truthfulness.py, table1.py."""
+(Example 1.1, Thm 2.6, Thm 3.1, Obs 3.2, Table 1): calnotes/book/claims/truthfulness.py, table1.py."""
 
 import numpy as np
 import pytest
 
-from calnotes.claims import table1 as t1c
-from calnotes.claims import truthfulness as tc
+from calnotes.book.claims import table1 as t1c
+from calnotes.book.claims import truthfulness as tc
 
 
 @pytest.mark.parametrize("size", ["smoke", "full"])
@@ -99,7 +99,7 @@ def test_obs32_binary_instance_is_the_exhibited_one_without_its_third_class():
 def test_one_bin_of_example_11_the_constant_never_wins():
     # n - K has the law of K - 1 (K = sum Ber(i/n)): with one bin the constant 1/2 ties with the
     # truth's mean (n + 1)/(2n) for even n (no lattice point between them), and loses for odd n
-    from calnotes import expectation as ex
+    from calnotes.core import expectation as ex
     for n in (2, 3, 5, 10, 11):
         t = tc.example11_truth(n)
         constant = ex.expected_binned_ece(np.full(n, 0.5), t, 1)

@@ -1,4 +1,4 @@
-"""Helpers behind the paper-001 claims and their negative controls (calnotes.claims.utility).
+"""Helpers behind the paper-001 claims and their negative controls (calnotes.book.claims.utility).
 
 Expected values are worked out by hand (or by an independent brute force), not taken from the
 code under test."""
@@ -9,9 +9,9 @@ import math
 import numpy as np
 import pytest
 
-from calnotes import utility as ut
-from calnotes.claims import utility as cu
-from calnotes.population import FiniteDistribution
+from calnotes.theory import utility as ut
+from calnotes.book.claims import utility as cu
+from calnotes.theory.population import FiniteDistribution
 
 
 def _b2_population():

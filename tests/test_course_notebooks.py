@@ -1,5 +1,5 @@
 """The student notebooks and `calnotes run` outputs in plain Jupyter Markdown
-(calnotes.notebook_markdown): no MyST left, glued numbers filled with the values the run
+(calnotes.book.notebook_markdown): no MyST left, glued numbers filled with the values the run
 glued, an answer and a check cell per exercise; `calnotes run` on a figure sub-page."""
 
 import json
@@ -12,8 +12,8 @@ import jupytext
 import nbformat
 import pytest
 
-from calnotes import chapters, exercises
-from calnotes import notebook_markdown as nm
+from calnotes.book import chapters, exercises
+from calnotes.book import notebook_markdown as nm
 from course_script import course_script
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -82,7 +82,7 @@ def test_conversion_of_each_construct():
         "(sec-a)=", "## A section", "% a comment",
         "Value {glue:text}`v:.3f`, count {glue:text}`k`, name {glue}`s`, {glue:md}`md`.",
         "See {prf:ref}`thm-a`, {prf:ref}`the theorem <thm-a>`, {doc}`../y` and {cite:p}`paper000`,"
-        " as {cite:t}`paper000` says; {py:func}`calnotes.l2_qece`, {func}`~calnotes.measures.ece`.",
+        " as {cite:t}`paper000` says; {py:func}`calnotes.l2_qece`, {func}`~calnotes.core.measures.ece`.",
         "", ":::{prf:theorem} Main", ":label: thm-a", ":nonumber:", "", "It holds: $x$.", ":::",
         "", ":::{prf:proof}", "Trivial.", ":::", "",
         "$$", "a = b", "$$ (eq-ab)", "",
@@ -206,7 +206,7 @@ def test_figure_pages_are_chapters_of_calnotes_run(tmp_path, capsys):
 def test_the_parameters_cell_of_table1_parses_without_papermill_warnings(caplog):
     """papermill warned "Unable to parse line 5 'eps1 = 0.1 # label noise: y = x + 1 (mod
     k) ...'" on every table1 run: the translator calnotes registers reads
-    the cell with calnotes.chapters.parse_parameters instead."""
+    the cell with calnotes.book.chapters.parse_parameters instead."""
     chapter = chapters.get_chapter("table1", ROOT)
     nb = jupytext.read(chapter.path)
     cell = next(c for c in nb.cells if "parameters" in c.metadata.get("tags", []))

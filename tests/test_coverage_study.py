@@ -1,26 +1,26 @@
-"""The coverage study of the report's intervals and p-values (``calnotes.coverage``): what a
+"""The coverage study of the report's intervals and p-values (``calnotes.evaluation.coverage``): what a
 cell counts, the tolerance it is judged by, and the test sets it draws.
 
 Properties pinned (each by a ``check_*`` function that ``tests/test_engine_slips.py`` also
 calls under planted slips):
 
-* :func:`check_cell_counts` -- one cell of :func:`calnotes.coverage.coverage_table` with the
+* :func:`check_cell_counts` -- one cell of :func:`calnotes.evaluation.coverage.coverage_table` with the
   report's engine replaced by scripted rows: the target is the mean of the ``truth_sims``
   values, an interval covers it when ``ci_lower <= target <= ci_upper`` (an end *equal* to
   the target covers), a p-value rejects at ``alpha`` when ``p <= alpha`` (a p-value *equal*
   to alpha rejects), every one of the ``sims`` test sets is evaluated once, with
   ``bootstrap`` resamples and, for a calibrated population, 19 draws of the null.  The
   expected shares are counted here from the script.
-* :func:`check_tolerance_formula` -- :func:`calnotes.coverage.tolerance` is
+* :func:`check_tolerance_formula` -- :func:`calnotes.evaluation.coverage.tolerance` is
   ``z sqrt(c (1 - c) / S)`` with ``Phi(z) = 1 - 0.01 / cells`` (checked through
   ``scipy.special.ndtr``), for several ``S``, ``c`` and ``cells``.
-* :func:`check_check_coverage` -- :func:`calnotes.coverage.check_coverage` flags a coverage
+* :func:`check_check_coverage` -- :func:`calnotes.evaluation.coverage.check_coverage` flags a coverage
   below ``level - tol(level)`` and a rejection rate above ``alpha + tol(alpha)``, each with
   the tolerance at its own nominal rate, at the ``level`` it is given (0.8 as well as 0.9):
   rates 1% of a tolerance inside pass, 1% outside fail.
 * :func:`check_populations` -- the populations are what the docstring says: truth equal to
   the prediction (calibrated) or ``(2/3) p + 1/(3k)`` (overconfident), rows that sum to 1.
-* :func:`check_test_set_law` -- :func:`calnotes.coverage.draw_test_set` draws each row's
+* :func:`check_test_set_law` -- :func:`calnotes.evaluation.coverage.draw_test_set` draws each row's
   label from the atom's *truth*: over 20,000 rows the share of labels equal to the predicted
   top class matches the mean truth of that class within 5 standard errors
   (``sqrt(sum q (1 - q)) / n``, given the drawn atoms), for every population.
@@ -31,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import ndtr
 
-from calnotes import coverage
+from calnotes.evaluation import coverage
 
 KEY = ("ECE", "binary")
 #: The scripted intervals (lower, upper) around the target 0.5 and whether each covers it.

@@ -1,4 +1,4 @@
-"""Finite decision problems and their induced losses (calnotes.decisions, Thm B.3)."""
+"""Finite decision problems and their induced losses (calnotes.theory.decisions, Thm B.3)."""
 
 import doctest
 import math
@@ -9,9 +9,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-import calnotes.decisions as decisions
-from calnotes import scores
-from calnotes.decisions import DecisionProblem, random_decision_problem, simplex_grid
+import calnotes.theory.decisions as decisions
+from calnotes.core import scores
+from calnotes.theory.decisions import DecisionProblem, random_decision_problem, simplex_grid
 
 
 def test_doctests():

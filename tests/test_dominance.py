@@ -1,4 +1,4 @@
-"""Dominance, garbling and exact i.i.d. expectations (calnotes.decisions; chapter Dominance)."""
+"""Dominance, garbling and exact i.i.d. expectations (calnotes.theory.decisions; chapter Dominance)."""
 
 import itertools
 import math
@@ -8,12 +8,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from calnotes import scores
-from calnotes.claims import dominance as dom_claims
-from calnotes.decisions import (DEFAULT_LOSSES, DecisionProblem, Dominance,
-                                calibrated_expected_qece, dominates, garble,
-                                garbling_population, iid_expectation, random_decision_problem)
-from calnotes.expectation import expected_qece
+from calnotes.core import scores
+from calnotes.book.claims import dominance as dom_claims
+from calnotes.theory.decisions import (DEFAULT_LOSSES, DecisionProblem, Dominance,
+                                       calibrated_expected_qece, dominates, garble,
+                                       garbling_population, iid_expectation, random_decision_problem)
+from calnotes.core.expectation import expected_qece
 
 
 # --------------------------------------------------------------------------- dominates

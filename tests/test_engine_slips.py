@@ -8,7 +8,7 @@ the property test written for it (``tests/test_bootstrap_intervals.py``,
 A slip whose expression is no longer in the source fails its case too: the slips follow the
 code.  The slips:
 
-bootstrap intervals (``calnotes/_evalrows.py``, ``calnotes/evaluation/entry.py``)
+bootstrap intervals (``calnotes/_engine/rows.py``, ``calnotes/evaluation/entry.py``)
     quantile level ``1 - level`` or a fixed 0.05; deviations added instead of reflected;
     deviations from the value instead of the resamples' mean; NumPy's linear quantile
     positions; lower end not clipped at 0; resamples of ``n - 1`` rows, positions drawn
@@ -16,12 +16,12 @@ bootstrap intervals (``calnotes/_evalrows.py``, ``calnotes/evaluation/entry.py``
     the outcome of the row before an equal-mass edge given to the cut copies; the interval
     at 0.95 while ``ci_level`` says 0.9; ``n = 10 m`` without an interval;
     ``bootstrap = 19`` refused.
-tail bounds and p-values (``calnotes/significance.py``, ``calnotes/poisson_binomial.py``)
+tail bounds and p-values (``calnotes/_engine/significance.py``, ``calnotes/_engine/poisson_binomial.py``)
     Bennett's ``m' log 2`` counted once or its exponent 10% larger; Hoeffding's proxy
     ``L / 4.4`` or the variance ``V``; the Monte Carlo ``+1`` dropped, the slack for equal
     values dropped, or a strict count; the bins' laws shifted by one; the bracket's
     roundings swapped; the binomial path's top entry cut.
-coverage study (``calnotes/coverage.py``)
+coverage study (``calnotes/evaluation/coverage.py``)
     covers counted strictly; rejection-rate tolerance at 0.9 instead of alpha; ``S - 1``
     in the standard error; one test set too few; ``p < alpha`` for ``p <= alpha``; labels
     drawn from the prediction; the overconfident truth with ``k = 2`` for every ``k``;
@@ -38,11 +38,11 @@ import textwrap
 import pytest
 
 import calnotes  # noqa: F401  (every module the slips reach is loaded before planting)
-import calnotes._evalrows  # noqa: F401
-import calnotes.coverage  # noqa: F401
+import calnotes._engine.rows  # noqa: F401
+import calnotes.evaluation.coverage  # noqa: F401
 import calnotes.evaluation  # noqa: F401
-import calnotes.poisson_binomial  # noqa: F401
-import calnotes.significance  # noqa: F401
+import calnotes._engine.poisson_binomial  # noqa: F401
+import calnotes._engine.significance  # noqa: F401
 import test_bootstrap_intervals as boot
 import test_coverage_study as cov
 import test_tail_bounds as tails
@@ -50,56 +50,56 @@ import test_tail_bounds as tails
 # name: (module, function, text in its source, replacement, the check that must fail)
 SLIPS = {
     "ci-alpha-one-sided": (
-        "calnotes._evalrows", "basic_interval",
+        "calnotes._engine.rows", "basic_interval",
         "alpha = (1.0 - level) / 2", "alpha = 1.0 - level", boot.check_basic_interval_formula),
     "ci-alpha-fixed": (
-        "calnotes._evalrows", "basic_interval",
+        "calnotes._engine.rows", "basic_interval",
         "alpha = (1.0 - level) / 2", "alpha = 0.05", boot.check_basic_interval_formula),
     "ci-not-reflected": (
-        "calnotes._evalrows", "basic_interval",
+        "calnotes._engine.rows", "basic_interval",
         "return max(0.0, float(value - q_hi)), float(value - q_lo)",
         "return max(0.0, float(value + q_lo)), float(value + q_hi)",
         boot.check_basic_interval_formula),
     "ci-centred-at-value": (
-        "calnotes._evalrows", "basic_interval",
+        "calnotes._engine.rows", "basic_interval",
         "np.quantile(v - v.mean(),", "np.quantile(v - value,",
         boot.check_basic_interval_formula),
     "ci-linear-quantiles": (
-        "calnotes._evalrows", "basic_interval",
+        "calnotes._engine.rows", "basic_interval",
         ', method="weibull")', ")", boot.check_basic_interval_formula),
     "ci-lower-unclipped": (
-        "calnotes._evalrows", "basic_interval",
+        "calnotes._engine.rows", "basic_interval",
         "return max(0.0, float(value - q_hi))", "return float(value - q_hi)",
         boot.check_basic_interval_formula),
     "resample-n-minus-1": (
-        "calnotes._evalrows", "_bootstrap",
+        "calnotes._engine.rows", "_bootstrap",
         "rng.integers(0, n, size=(hi - lo, n),", "rng.integers(0, n, size=(hi - lo, n - 1),",
         boot.check_resample_law_rows),
     "resample-skips-last-row": (
-        "calnotes._evalrows", "_bootstrap",
+        "calnotes._engine.rows", "_bootstrap",
         "rng.integers(0, n, size=(hi - lo, n),", "rng.integers(0, n - 1, size=(hi - lo, n),",
         boot.check_resample_law_groups),
     "resample-without-replacement": (
-        "calnotes._evalrows", "_bootstrap",
+        "calnotes._engine.rows", "_bootstrap",
         "rng.integers(0, n, size=(hi - lo, n), dtype=_position_type(n))",
         "np.argsort(rng.random((hi - lo, n)), axis=1).astype(_position_type(n))",
         boot.check_resample_law_rows),
     "resample-weights-shifted": (
-        "calnotes._evalrows", "_row_counts",
+        "calnotes._engine.rows", "_row_counts",
         "counts[r] = np.bincount(draws[r], minlength=n)",
         "counts[r] = np.roll(np.bincount(draws[r], minlength=n), 1)",
         boot.check_resample_values),
     "resample-cut-outcome-wrong-side": (
-        "calnotes._evalrows", "Resampler._weighted_values",
+        "calnotes._engine.rows", "Resampler._weighted_values",
         "+ before * yv[cut].astype(np.int64))",
         "+ before * yv[np.maximum(cut - 1, 0)].astype(np.int64))",
         boot.check_resample_values),
     "ci-computed-at-095": (
-        "calnotes._evalrows", "_bootstrap",
+        "calnotes._engine.rows", "_bootstrap",
         'basic_interval(row["value"], v, CI_LEVEL)', 'basic_interval(row["value"], v, 0.95)',
         boot.check_report_interval),
     "ci-rows-per-bin-boundary": (
-        "calnotes._evalrows", "binned_rows",
+        "calnotes._engine.rows", "binned_rows",
         'if n < MIN_ROWS_PER_BIN * r["n_bins"]:', 'if n <= MIN_ROWS_PER_BIN * r["n_bins"]:',
         boot.check_interval_rules),
     "min-bootstrap-boundary": (
@@ -107,83 +107,83 @@ SLIPS = {
         "if 0 < bootstrap < MIN_BOOTSTRAP:", "if 0 < bootstrap <= MIN_BOOTSTRAP:",
         boot.check_interval_rules),
     "bennett-log2-once": (
-        "calnotes.significance", "tail_bound",
+        "calnotes._engine.significance", "tail_bound",
         "log_p = float(live.sum()) * np.log(2.0) -", "log_p = np.log(2.0) -",
         tails.check_tail_bound_is_valid),
     "bennett-exponent-10pct": (
-        "calnotes.significance", "tail_bound",
+        "calnotes._engine.significance", "tail_bound",
         "- total * ((1.0 + x) * np.log1p(x) - x)",
         "- 1.1 * total * ((1.0 + x) * np.log1p(x) - x)", tails.check_tail_bound_is_valid),
     "hoeffding-proxy-10pct": (
-        "calnotes.significance", "tail_bound",
+        "calnotes._engine.significance", "tail_bound",
         "s2 = np.where(live, L / 4.0, 0.0)", "s2 = np.where(live, L / 4.4, 0.0)",
         tails.check_hoeffding_formula),
     "hoeffding-proxy-variance": (
-        "calnotes.significance", "tail_bound",
+        "calnotes._engine.significance", "tail_bound",
         "s2 = np.where(live, L / 4.0, 0.0)", "s2 = np.where(live, V, 0.0)",
         tails.check_tail_bound_is_valid),
     "mc-plus-one-dropped": (
-        "calnotes.significance", "monte_carlo_p_value",
+        "calnotes._engine.significance", "monte_carlo_p_value",
         "(1 + np.count_nonzero(draws >= observed - slack))",
         "max(1, np.count_nonzero(draws >= observed - slack))",
         tails.check_monte_carlo_p_value),
     "mc-no-slack": (
-        "calnotes.significance", "monte_carlo_p_value",
+        "calnotes._engine.significance", "monte_carlo_p_value",
         "draws >= observed - slack", "draws >= observed", tails.check_monte_carlo_p_value),
     "mc-strict-count": (
-        "calnotes.significance", "monte_carlo_p_value",
+        "calnotes._engine.significance", "monte_carlo_p_value",
         "draws >= observed - slack", "draws > observed + slack",
         tails.check_monte_carlo_p_value),
     "bin-law-shifted": (
-        "calnotes.significance", "_term_values",
+        "calnotes._engine.significance", "_term_values",
         "k = np.arange(w.shape[0], dtype=np.float64) - np.repeat(",
         "k = 1.0 + np.arange(w.shape[0], dtype=np.float64) - np.repeat(",
         tails.check_exact_bracket),
     "bin-law-shifted-report": (
-        "calnotes.significance", "_term_values",
+        "calnotes._engine.significance", "_term_values",
         "np.repeat(np.cumsum(sizes) - sizes, sizes)",
         "np.repeat(np.cumsum(sizes) - sizes + 1, sizes)", tails.check_report_exact_p_values),
     "bracket-roundings-swapped": (
-        "calnotes.significance", "_grid_terms",
+        "calnotes._engine.significance", "_grid_terms",
         "np.floor(g / h * (1 + 1e-12)), cells),\n"
         "                    np.minimum(np.ceil(g / h * (1 - 1e-12))",
         "np.ceil(g / h * (1 - 1e-12)), cells),\n"
         "                    np.minimum(np.floor(g / h * (1 + 1e-12))",
         tails.check_exact_bracket),
     "binomial-path-top-cut": (
-        "calnotes.poisson_binomial", "_run_pmfs",
+        "calnotes._engine.poisson_binomial", "_run_pmfs",
         "out[np.arange(N)[None, :] > np.asarray(L)[:, None]] = 0.0",
         "out[np.arange(N)[None, :] >= np.asarray(L)[:, None]] = 0.0",
         tails.check_run_path_laws),
     "covers-strict": (
-        "calnotes.coverage", "_cell",
+        "calnotes.evaluation.coverage", "_cell",
         'r["ci_lower"] <= target[key] <= r["ci_upper"]',
         'r["ci_lower"] < target[key] < r["ci_upper"]', cov.check_cell_counts),
     "reject-tolerance-at-level": (
-        "calnotes.coverage", "check_coverage",
+        "calnotes.evaluation.coverage", "check_coverage",
         'tol = tolerance(row["sims"], len(checks), nominal)',
         'tol = tolerance(row["sims"], len(checks))', cov.check_check_coverage),
     "tolerance-s-minus-1": (
-        "calnotes.coverage", "tolerance",
+        "calnotes.evaluation.coverage", "tolerance",
         "np.sqrt(level * (1 - level) / sims)", "np.sqrt(level * (1 - level) / (sims - 1))",
         cov.check_tolerance_formula),
     "one-test-set-too-few": (
-        "calnotes.coverage", "_cell",
+        "calnotes.evaluation.coverage", "_cell",
         'for _ in range(cfg["sims"]):', 'for _ in range(cfg["sims"] - 1):',
         cov.check_cell_counts),
     "reject-strict": (
-        "calnotes.coverage", "_cell",
+        "calnotes.evaluation.coverage", "_cell",
         'rejects[key, a] += r["p_value"] <= a', 'rejects[key, a] += r["p_value"] < a',
         cov.check_cell_counts),
     "labels-from-prediction": (
-        "calnotes.coverage", "draw_test_set",
+        "calnotes.evaluation.coverage", "draw_test_set",
         "cdf = np.cumsum(dist.truth[idx], axis=1)",
         "cdf = np.cumsum(dist.prediction[idx], axis=1)", cov.check_test_set_law),
     "overconfident-k-fixed": (
-        "calnotes.coverage", "population",
+        "calnotes.evaluation.coverage", "population",
         "(2 / 3) * pred + 1 / (3 * k)", "(2 / 3) * pred + 1 / 6", cov.check_populations),
     "coverage-level-ignored": (
-        "calnotes.coverage", "check_coverage",
+        "calnotes.evaluation.coverage", "check_coverage",
         'level if key == "coverage" else nominal', 'CI_LEVEL if key == "coverage" else nominal',
         cov.check_check_coverage),
 }

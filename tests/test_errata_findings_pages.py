@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from calnotes import claims
-from calnotes.claims import _registry, errata_notes
-from calnotes.claims.errata_notes import (FINDING_TITLES, NOTES, anchor, erratum_entry,
-                                          finding_anchor, finding_entry, markdown_text)
+from calnotes.book import claims
+from calnotes.book.claims import _registry, errata_notes
+from calnotes.book.claims.errata_notes import (FINDING_TITLES, NOTES, anchor, erratum_entry,
+                                               finding_anchor, finding_entry, markdown_text)
 
 ROOT = Path(__file__).resolve().parent.parent
 APPENDIX = ROOT / "book" / "appendix"

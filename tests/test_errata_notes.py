@@ -1,13 +1,13 @@
-"""The reader's notes on the errata and the papers (calnotes.claims.errata_notes)."""
+"""The reader's notes on the errata and the papers (calnotes.book.claims.errata_notes)."""
 
 import re
 from pathlib import Path
 
 import pytest
 
-from calnotes import claims
-from calnotes.claims import errata_notes, inventory
-from calnotes.claims.errata_notes import NOTES, PAPER_NOTES, SEVERITIES, SEVERITY_MEANING
+from calnotes.book import claims
+from calnotes.book.claims import errata_notes, inventory
+from calnotes.book.claims.errata_notes import NOTES, PAPER_NOTES, SEVERITIES, SEVERITY_MEANING
 
 ROOT = Path(__file__).resolve().parent.parent
 ERRATA = sorted(c.id for c in claims.all_claims() if c.expect == "disagrees")

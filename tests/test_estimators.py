@@ -1,4 +1,4 @@
-"""calnotes.estimators: binned plug-in CE_S and the debiased L2 ECE."""
+"""calnotes.theory.estimators: binned plug-in CE_S and the debiased L2 ECE."""
 
 import math
 from fractions import Fraction
@@ -6,9 +6,9 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from calnotes import population as pop
-from calnotes.estimators import (binned_ce, calibration_upper_bound, debiased_l2_ce,
-                                 recalibration_improvement)
+from calnotes.theory import population as pop
+from calnotes.theory.estimators import (binned_ce, calibration_upper_bound, debiased_l2_ce,
+                                        recalibration_improvement)
 
 
 def _population_binned_ce(d, loss, n_bins):
@@ -24,7 +24,7 @@ def _population_binned_ce(d, loss, n_bins):
             continue
         ybar = (w[sel, None] * T[sel]).sum(axis=0) / mass
         pbar = (w[sel, None] * F[sel]).sum(axis=0) / mass
-        from calnotes.scores import divergence
+        from calnotes.core.scores import divergence
         total += mass * float(divergence(ybar[None], pbar[None], loss)[0])
     return total
 
@@ -173,8 +173,8 @@ def test_predicted_class_grouping_is_finer_than_confidence_alone():
 
 def test_classwise_brier_is_twice_the_squared_cwce_2():
     """Binary Brier divergence of (q, 1-q) vs (p, 1-p) is 2 (q - p)^2: with equal-width bins
-    the class-wise Brier value is 2 CWCE_2^2 of calnotes.measures (independent code)."""
-    from calnotes.measures import cwce
+    the class-wise Brier value is 2 CWCE_2^2 of calnotes.core.measures (independent code)."""
+    from calnotes.core.measures import cwce
 
     rng = np.random.default_rng(12)
     P = rng.dirichlet(np.ones(4), size=500)
@@ -263,7 +263,7 @@ def test_upper_bound_is_the_mean_loss_minus_the_smallest_vertex_entropy():
     """A label-dependent constant c_y added to the Brier loss keeps it proper with the same
     divergence; g(q) = 1 - ||q||^2 + q.c, so inf g = min_y c_y (concave: a vertex), and
     U = mean Brier + mean c_Y - min c (brute force)."""
-    from calnotes.scores import BRIER, ProperLoss
+    from calnotes.core.scores import BRIER, ProperLoss
 
     cost = np.array([0.3, 0.1, 0.7])
     shifted = ProperLoss("brier_plus_cost", lambda P: BRIER.matrix(P) + cost, strict=True)
@@ -414,8 +414,8 @@ def test_which_improvement_estimators_are_unbiased(g1_pool):
 
 
 def test_improvement_matches_the_component_estimators():
-    from calnotes.measures import tce
-    from calnotes.skce import skce_unbiased
+    from calnotes.core.measures import tce
+    from calnotes.theory.skce import skce_unbiased
 
     rng = np.random.default_rng(9)
     F = rng.dirichlet(np.ones(3), size=300)
@@ -437,12 +437,12 @@ def test_improvement_matches_the_component_estimators():
 # --------------------------------------------------------------------------- Prop 3.3
 
 def test_folded_normal_mean_against_scipy_and_above_ece():
-    """003 Prop 3.3 / eq. (22)-(24) via calnotes.expectation.folded_normal_ece_bias: each bin's
+    """003 Prop 3.3 / eq. (22)-(24) via calnotes.core.expectation.folded_normal_ece_bias: each bin's
     term is the mean of a folded normal (scipy.stats.foldnorm, independent), so mu_(n) >= ECE =
     sum p_i |conf_i - acc_i|; 1e-12 relative (rounding of the erf evaluations)."""
     from scipy.stats import foldnorm
 
-    from calnotes.expectation import folded_normal_ece_bias
+    from calnotes.core.expectation import folded_normal_ece_bias
 
     rng = np.random.default_rng(50)
     for _ in range(50):
@@ -469,8 +469,8 @@ def test_folded_normal_approximation_degrades_at_small_n(g1_pool):
     the simulation by more than 20 % (many SEs): the n_i = n p_i approximation fails when many
     bins hold a handful of samples."""
     from calnotes.data import sample_categorical
-    from calnotes.expectation import folded_normal_ece_bias
-    from calnotes.measures import tce
+    from calnotes.core.expectation import folded_normal_ece_bias
+    from calnotes.core.measures import tce
 
     T, F, _, _ = g1_pool
     N, m = T.shape[0], 15

@@ -45,7 +45,7 @@ def test_report_numbers_are_the_library_measures():
                         rel_tol=1e-12)
     assert lookup["l1-QECE", "confidence", 10] == calnotes.confidence(calnotes.l1_qece, y, P,
                                                                       n_bins=10)
-    from calnotes.kernel import smooth_ece
+    from calnotes.core.kernel import smooth_ece
     assert lookup["SmoothECE", "confidence", None] == smooth_ece(P.argmax(axis=1) == y,
                                                                  P.max(axis=1))
 
@@ -236,7 +236,7 @@ def test_folded_normal_width_reference_is_the_zero_bias_folded_normal(monkeypatc
 
 
 # ---------------------------------------------------------------------- utility calibration
-from calnotes import utility as ut  # noqa: E402
+from calnotes.theory import utility as ut  # noqa: E402
 
 
 def _sharpened(P, power=3.0):
@@ -406,7 +406,7 @@ def test_utility_same_seed_same_json(monkeypatch, npz_file, capsys):
     assert c["utility"]["ecdf"]["classes"] != json.loads(a)["utility"]["ecdf"]["classes"]
     # the worker threads do not change the numbers (the unit of work lowered to one
     # utility-row: by the rule this small problem would run on one thread)
-    from calnotes import utility
+    from calnotes.theory import utility
     used = []
     real = utility._uc_families
     monkeypatch.setattr(utility, "_uc_families",

@@ -19,12 +19,12 @@ import pytest
 
 distributed = pytest.importorskip("distributed")
 
-from calnotes import table1 as t1  # noqa: E402
-from calnotes import utility as ut  # noqa: E402
-from calnotes.claims import utility as cu  # noqa: E402
-from calnotes.claims import utility_experiments as ue  # noqa: E402
+from calnotes.theory import table1 as t1  # noqa: E402
+from calnotes.theory import utility as ut  # noqa: E402
+from calnotes.book.claims import utility as cu  # noqa: E402
+from calnotes.book.claims import utility_experiments as ue  # noqa: E402
 from calnotes.data import simulate_logistic_normal  # noqa: E402
-from calnotes.expectation import simulate_qece  # noqa: E402
+from calnotes.core.expectation import simulate_qece  # noqa: E402
 
 T1 = (3, 24, 4, 0.1, 0.05, 0.02)           # k, n, m, eps1, eps2, eps3: small and fast
 

@@ -1,4 +1,4 @@
-"""calnotes.exercises: every checker accepts its own solution's answer and rejects wrong ones;
+"""calnotes.book.exercises: every checker accepts its own solution's answer and rejects wrong ones;
 every exercise of the book is checked or listed as a proof/explanation; and the course
 edition's stripping (scripts/course.py) removes every solution without breaking a chapter."""
 
@@ -10,10 +10,10 @@ import pytest
 import sympy as sp
 
 import calnotes
-from calnotes import exercises
-from calnotes import utility as ut
-from calnotes.claims import utility as cu
-from calnotes.exercises import NO_CHECKER, check
+from calnotes.book import exercises
+from calnotes.theory import utility as ut
+from calnotes.book.claims import utility as cu
+from calnotes.book.exercises import NO_CHECKER, check
 from course_script import course_script
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -98,7 +98,7 @@ FROM_CODE = ["ex-qece-by-hand", "ex-spherical-bregman", "ex-001-binned-bound-tig
              "ex-001-dkw-m", "ex-001-projection"]
 
 # Plausible wrong answers: at least one per checker.
-_pop = calnotes.population.FiniteDistribution
+_pop = calnotes.theory.population.FiniteDistribution
 WRONG = {
     "ex-qece-by-hand": [(0.13 / 18, 0.13 / 36, 0.5), (0.13 / 36, 0.13 / 18, 0.5),
                         (0.13 / 6, 0.13 / 18, 2), (0.13, 0.26, 2)],
@@ -396,11 +396,11 @@ def test_course_detects_what_a_solution_leaves_behind():
 # checking a folder of submissions (calnotes check-notebook)
 # ---------------------------------------------------------------------------------------------
 def _submission(path, answer_line_m=None, answer_line_h=None, extra=None):
-    """A student notebook as the course edition writes it (calnotes.notebook_markdown's
+    """A student notebook as the course edition writes it (calnotes.book.notebook_markdown's
     exercise cells), with the check cell's ... replaced as a student would."""
     import nbformat
 
-    from calnotes.notebook_markdown import exercise_cells
+    from calnotes.book.notebook_markdown import exercise_cells
     cells = exercise_cells("ex-001-dkw-m") + exercise_cells("ex-murphy")
     for cell in cells:
         if cell.metadata.get("calnotes", {}).get("role") == "check":
@@ -461,7 +461,7 @@ def test_check_notebook_refuses_what_is_not_a_submission(tmp_path, capsys):
 
 
 def test_the_exercise_index_lists_every_exercise_of_the_book():
-    from calnotes.coursework import exercise_index
+    from calnotes.book.coursework import exercise_index
     rows = exercise_index(ROOT)
     assert {r.label for r in rows} == set(BOOK)
     assert sum(r.checkable for r in rows) == len(exercises.labels())

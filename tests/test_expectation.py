@@ -1,4 +1,4 @@
-"""calnotes.expectation: exact expectations against enumeration and simulation, and the simulator."""
+"""calnotes.core.expectation: exact expectations against enumeration and simulation, and the simulator."""
 
 import itertools
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
@@ -8,7 +8,7 @@ import pytest
 from scipy import stats
 
 import calnotes
-from calnotes import expectation as ex
+from calnotes.core import expectation as ex
 
 AGGREGATE = {"classwise": calnotes.classwise, "confidence": calnotes.confidence}
 MEASURE = {1: calnotes.l1_qece, 2: calnotes.l2_qece}

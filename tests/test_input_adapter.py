@@ -23,7 +23,7 @@ import pytest
 
 import calnotes as cn
 from calnotes import cli, evaluation
-from calnotes.inputs import LOADER_OPTIONS, DeferredInput
+from calnotes.evaluation.inputs import LOADER_OPTIONS, DeferredInput
 from test_input_objects import ArrayTensor, DLPackTensor, PolarsFrame, PolarsSeries
 
 #: Small but complete: every part of the report runs (p-values, intervals, SmoothECE, utility).

@@ -22,9 +22,10 @@ import pytest
 from scipy.stats import binom
 
 import calnotes
-from calnotes import patching, significance
+from calnotes.theory import patching
+from calnotes._engine import significance
 from calnotes.evaluation import LEGEND
-from calnotes.patching import UtilityPatching
+from calnotes.theory.patching import UtilityPatching
 from calnotes.recalibrate import DegenerateFitWarning
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -167,7 +168,7 @@ def test_bootstrap_interval_has_the_documented_level():
 
 
 def test_bootstrap_interval_follows_the_level_constant(monkeypatch):
-    """The level comes from the one constant ``calnotes.significance.CI_LEVEL`` (and is not
+    """The level comes from the one constant ``calnotes._engine.significance.CI_LEVEL`` (and is not
     hard-coded where the bounds are taken): set to 0.5, the bounds become the quartiles of
     the bootstrap law and the rows say ``ci_level = 0.5``."""
     original = significance.CI_LEVEL

@@ -1,4 +1,4 @@
-"""The coverage inventory (calnotes.claims.inventory) against the registry and the errata page."""
+"""The coverage inventory (calnotes.book.claims.inventory) against the registry and the errata page."""
 
 import dataclasses
 import re
@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from calnotes.claims import all_claims, inventory, run_claim
-from calnotes.claims.inventory import (CONSISTENT, ERRATUM, FINDING, ILLUSTRATION, NOT_CHECKED,
-                                       VERIFIED, Entry)
+from calnotes.book.claims import all_claims, inventory, run_claim
+from calnotes.book.claims.inventory import (CONSISTENT, ERRATUM, FINDING, ILLUSTRATION, NOT_CHECKED,
+                                            VERIFIED, Entry)
 
 ROOT = Path(__file__).resolve().parent.parent
 REGISTERED = {c.id for c in all_claims()}

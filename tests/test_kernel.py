@@ -1,4 +1,4 @@
-"""calnotes.kernel against brute force, its stated error bounds, and relplot."""
+"""calnotes.core.kernel against brute force, its stated error bounds, and relplot."""
 
 import math
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
-from calnotes.kernel import grid_size, kde, nadaraya_watson, smooth_ece
+from calnotes.core.kernel import grid_size, kde, nadaraya_watson, smooth_ece
 
 
 def _K(u, kernel):

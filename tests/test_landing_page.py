@@ -4,7 +4,7 @@ working link per erratum that affects a paper's conclusion."""
 import re
 from pathlib import Path
 
-from calnotes.claims import errata_notes, glance, inventory
+from calnotes.book.claims import errata_notes, glance, inventory
 
 ROOT = Path(__file__).resolve().parents[1]
 

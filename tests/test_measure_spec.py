@@ -1,4 +1,4 @@
-"""The one table of binned measures (calnotes._measure_spec): a measure added to the table alone
+"""The one table of binned measures (calnotes.core.measure_spec): a measure added to the table alone
 gets correct rows from calnotes.evaluate, checked against brute force written here.
 
 The added measure is the l3 binned ECE on equal-mass bins,
@@ -25,8 +25,8 @@ import pytest
 
 import brute
 import calnotes
-from calnotes._measure_spec import BINNED_MEASURES, BinnedMeasure
-from calnotes.significance import tail_bound
+from calnotes.core.measure_spec import BINNED_MEASURES, BinnedMeasure
+from calnotes._engine.significance import tail_bound
 
 N, M = 60, 3                    # three equal-mass bins of 20 rows: 21^3 count vectors
 DRAWS = 400
@@ -163,8 +163,8 @@ def test_l3_ece_with_straddling_ties_takes_monte_carlo(with_l3):
 
 def test_l3_ece_reference_without_p_values(with_l3):
     """No p-values (``significance=False``): the Monte Carlo reference still gets draws of
-    its own (:data:`calnotes.significance.DEFAULT_DRAWS`)."""
-    from calnotes.significance import DEFAULT_DRAWS
+    its own (:data:`calnotes._engine.significance.DEFAULT_DRAWS`)."""
+    from calnotes._engine.significance import DEFAULT_DRAWS
 
     y, p = _data()
     row = _rows(y, p, significance=False)["l3-ECE", "binary"]

@@ -31,7 +31,8 @@ def test_figure_notebook_runs_under_papermill(name, parameters, tmp_path):
 
 def test_cs_diagrams_on_a_user_file(tmp_path):
     """The calibration-sharpness notebook on a user's file (digits suite, logits .npz)."""
-    from calnotes import chapters, save_predictions
+    from calnotes import save_predictions
+    from calnotes.book import chapters
     from calnotes.data import build_suite
 
     suite = build_suite("digits", families=("mlp_checkpoints",), rng=0,

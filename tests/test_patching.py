@@ -1,4 +1,4 @@
-"""calnotes.patching: Algorithm 1 / Prop 4.4 of paper 001 (utility-calibration patching).
+"""calnotes.theory.patching: Algorithm 1 / Prop 4.4 of paper 001 (utility-calibration patching).
 
 References are written here: a bisection simplex projection and the projection's optimality
 (KKT / variational-inequality) condition, the per-class utilities from the paper's formulas
@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 from sklearn.base import clone
 
-from calnotes import population as pop
-from calnotes.patching import UtilityPatching, comb_class, patch_population, project_simplex
+from calnotes.theory import population as pop
+from calnotes.theory.patching import UtilityPatching, comb_class, patch_population, project_simplex
 from calnotes.recalibrate import DegenerateFitWarning
-from calnotes.utility import (classwise, decision, population_uc, sample_linear, top_k,
-                              utility_calibration)
+from calnotes.theory.utility import (classwise, decision, population_uc, sample_linear, top_k,
+                                     utility_calibration)
 
 # --------------------------------------------------------------------------- references
 

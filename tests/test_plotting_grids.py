@@ -10,8 +10,8 @@ import pytest
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from calnotes.plotting import (calibration_sharpness_diagram, legend_above,  # noqa: E402
-                               legend_below, legend_in_axes, new_figure, share_labels)
+from calnotes.core.plotting import (calibration_sharpness_diagram, legend_above,  # noqa: E402
+                                    legend_below, legend_in_axes, new_figure, share_labels)
 
 
 @pytest.fixture(autouse=True)
@@ -23,7 +23,7 @@ def _close_figures():
 
 def _diagrams_grid(shared: bool):
     """Five calibration-sharpness panels in a 2 x 3 grid, the sixth cell holding the legend."""
-    from calnotes.sharpness import calibration_sharpness
+    from calnotes.theory.sharpness import calibration_sharpness
 
     rng = np.random.default_rng(0)
     P = rng.dirichlet(np.full(4, 0.7), size=600)

@@ -1,11 +1,11 @@
-"""The book's figure style (calnotes.plotting): legible text at the column width, the
+"""The book's figure style (calnotes.core.plotting): legible text at the column width, the
 colour-blind-safe palette, legends off the data, and the smallest text size carried in the PNG.
 
 Each check is a function of a drawn Figure and is shown to fail on a deliberately bad figure
 (tiny text, red against green, a legend on the points), so that a pass means something.
 
 Why 9 px: labels of 4-6 px, as the figures had them, proved unreadable on the page; 9 px is
-the book's stated minimum (:data:`calnotes.plotting.MIN_FONT_PX`) and the browser check uses
+the book's stated minimum (:data:`calnotes.core.plotting.MIN_FONT_PX`) and the browser check uses
 the same number.  The display width, 688 CSS px, is the text column of the built book at a
 1280 px window.
 """
@@ -23,12 +23,12 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.colors import to_rgba  # noqa: E402
 from PIL import Image  # noqa: E402
 
-from calnotes import plotting  # noqa: E402
-from calnotes.plotting import (DISPLAY_WIDTH_PX, MIN_FONT_PX, PALETTE,  # noqa: E402
-                               PNG_MIN_FONT_KEY, calibration_sharpness_diagram,
-                               classwise_reliability, corp_diagram, displayed_font_px,
-                               min_font_px, new_figure, reliability_diagram,
-                               reliability_panels, save_figure)
+from calnotes.core import plotting  # noqa: E402
+from calnotes.core.plotting import (DISPLAY_WIDTH_PX, MIN_FONT_PX, PALETTE,  # noqa: E402
+                                    PNG_MIN_FONT_KEY, calibration_sharpness_diagram,
+                                    classwise_reliability, corp_diagram, displayed_font_px,
+                                    min_font_px, new_figure, reliability_diagram,
+                                    reliability_panels, save_figure)
 
 
 @pytest.fixture(autouse=True)
@@ -134,7 +134,7 @@ def _multiclass(n=1200, k=5, seed=1):
 
 
 def _sharpness_result():
-    from calnotes.sharpness import calibration_sharpness
+    from calnotes.theory.sharpness import calibration_sharpness
 
     y, P = _multiclass()
     return calibration_sharpness(y, P, "brier")
@@ -212,7 +212,7 @@ def test_min_font_px_is_the_smallest_drawn_text_times_dpi_over_72():
 
 
 def test_pngs_carry_their_smallest_text_size():
-    from calnotes.plotting import _png_with_font_size
+    from calnotes.core.plotting import _png_with_font_size
 
     fig = matplotlib.figure.Figure(figsize=(3, 2), dpi=100)
     fig.subplots().tick_params(labelsize=9)

@@ -1,4 +1,4 @@
-"""The Poisson-binomial engine (calnotes.poisson_binomial) against independent exact laws.
+"""The Poisson-binomial engine (calnotes._engine.poisson_binomial) against independent exact laws.
 
 Tolerances come from the engine's stated error bound (module docstring): an entry of a pmf
 computed by the engine differs from the exact value by at most
@@ -16,9 +16,9 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from calnotes import poisson_binomial as pb
-from calnotes.expectation import poisson_binomial_pmf
-from calnotes.significance import exact_tail_bounds
+from calnotes._engine import poisson_binomial as pb
+from calnotes.core.expectation import poisson_binomial_pmf
+from calnotes._engine.significance import exact_tail_bounds
 
 EPS = np.finfo(np.float64).eps
 
@@ -150,7 +150,7 @@ def test_tail_bracket_contains_the_brute_force_tail_on_both_paths(monkeypatch, s
     pmf has entries far below TAIL_DROP that are left out and counted on the safe side;
     "on-grid": one bin of 0.5s sums to exactly 4, so T has terms equal to 0, on a grid point,
     and the two roundings need their own chains (otherwise one chain and a shift by m)."""
-    from calnotes import significance
+    from calnotes._engine import significance
 
     monkeypatch.setattr(significance, "SPARSE_POINTS", sparse_points)
     rng = np.random.default_rng(4)
@@ -186,7 +186,7 @@ def test_tail_bracket_contains_the_brute_force_tail_on_both_paths(monkeypatch, s
 def test_work_units_and_the_budget_rule_on_the_grid():
     """work() is its stated formula, and EXACT_L1_BUDGET sends the equal-mass class-wise plans
     of the benchmark grid where its docstring says (E exact, F folded-normal)."""
-    from calnotes._evalrows import EXACT_L1_BUDGET
+    from calnotes._engine.rows import EXACT_L1_BUDGET
 
     assert pb.work([10, 100]) == 10 * (90 + 16) + 100 * (90 + 160)
     assert pb.work([1000]) == 1000 * (200 + 20 * 4)          # leaves of 64: 4 tree levels
@@ -308,12 +308,12 @@ def test_binomial_path_in_small_blocks_is_the_same_bit_for_bit(monkeypatch):
 
 def test_recursion_is_the_direct_reference_bit_for_bit():
     """pmf_recursion (computed transposed, for speed) gives exactly the numbers of the row
-    layout of calnotes.expectation.poisson_binomial_pmf (the same two operations per entry
+    layout of calnotes.core.expectation.poisson_binomial_pmf (the same two operations per entry
     and step), with and without per-row lengths (a row stops at its length: its padded zeros
     would change nothing either), from one term up.  Control: the step's two operations in
     the other order (add the moved mass, then scale) give other numbers."""
-    from calnotes.expectation import poisson_binomial_pmf
-    from calnotes.poisson_binomial import pmf_recursion
+    from calnotes.core.expectation import poisson_binomial_pmf
+    from calnotes._engine.poisson_binomial import pmf_recursion
 
     rng = np.random.default_rng(8)
     for B, L in ((1, 1), (3, 2), (7, 64), (50, 128)):

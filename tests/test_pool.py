@@ -1,4 +1,4 @@
-"""The library's worker pools, row sums and FFT thread rule (calnotes._pool,
+"""The library's worker pools, row sums and FFT thread rule (calnotes._engine.pool,
 poisson_binomial.fft_workers).
 
 A batched FFT splits its rows over threads only where that pays: more than one row, at least
@@ -13,8 +13,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
-from calnotes import _evalrows, poisson_binomial
-from calnotes._pool import in_worker, worker_pool
+from calnotes._engine import rows as _evalrows, poisson_binomial
+from calnotes._engine.pool import in_worker, worker_pool
 
 
 def test_pool_threads_know_they_are_pool_threads():
@@ -83,7 +83,7 @@ def test_cumsum_rows_is_numpys_row_sums_bit_for_bit(dtype):
     ``out`` that is a view into a wider array (as the bootstrap writes after a zero column).
     Control: the same sums taken from the other end of each row, which round differently,
     are told apart by the same comparison."""
-    from calnotes._pool import NUMPY_THREAD_ROWS, ROW_LOOP_MIN, cumsum_rows
+    from calnotes._engine.pool import NUMPY_THREAD_ROWS, ROW_LOOP_MIN, cumsum_rows
 
     rng = np.random.default_rng(7)
     for rows, length in ((3, ROW_LOOP_MIN - 1), (3, ROW_LOOP_MIN), (2, ROW_LOOP_MIN + 5),
@@ -104,7 +104,7 @@ def test_reduceat_rows_is_numpys_bit_for_bit(dtype):
     """Bins of every size from one entry to longer than NumPy's buffer, on rows shorter than,
     at and beyond ROW_LOOP_MIN, up to and beyond NUMPY_THREAD_ROWS rows, one row and no
     rows; the same values and the same type as the 2-d call.  Control: a second bin starting one entry later is told apart."""
-    from calnotes._pool import NUMPY_THREAD_ROWS, ROW_LOOP_MIN, reduceat_rows
+    from calnotes._engine.pool import NUMPY_THREAD_ROWS, ROW_LOOP_MIN, reduceat_rows
 
     rng = np.random.default_rng(11)
     for rows, length in ((3, ROW_LOOP_MIN - 1), (3, ROW_LOOP_MIN), (2, 5 * ROW_LOOP_MIN + 3),

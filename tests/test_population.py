@@ -1,4 +1,4 @@
-"""Exact population calibration errors (calnotes.population) against naive loops, hand-worked
+"""Exact population calibration errors (calnotes.theory.population) against naive loops, hand-worked
 examples and the identities of papers 003 (Gruber & Buettner) and 004 (Reassessing).
 
 Tolerances: exact (``==`` on Fractions) for rational quantities; ``1e-12`` relative (with a
@@ -16,12 +16,12 @@ import pytest
 
 from calnotes import BRIER, LOG, NEG_ENTROPY, SPHERICAL, SQUARED_NORM, ZERO_ONE
 from calnotes import score_decomposition
-from calnotes.population import (CONDITIONING, KS_READINGS, FiniteDistribution,
-                                 bregman_decomposition, calibration_error_proper, ce_p,
-                                 collision_counts,
-                                 conditional_expectation, confidence_calibration_error, cwce,
-                                 expected_score, kce, ks_error, mmce, random_finite_distribution,
-                                 skce, tce)
+from calnotes.theory.population import (CONDITIONING, KS_READINGS, FiniteDistribution,
+                                        bregman_decomposition, calibration_error_proper, ce_p,
+                                        collision_counts,
+                                        conditional_expectation, confidence_calibration_error, cwce,
+                                        expected_score, kce, ks_error, mmce, random_finite_distribution,
+                                        skce, tce)
 
 RTOL = 1e-12
 ATOL = 1e-15
@@ -322,7 +322,7 @@ def test_float_identities_and_hierarchy_on_200_random_distributions():
             r = bregman_decomposition(d, gen)
             assert close(r["total"], r["sharpness_gap"] + r["calibration"])
             assert close(r["calibration"], calibration_error_proper(d, gen))
-        # agreement with calnotes.scores.score_decomposition (003 Lemma 4.1)
+        # agreement with calnotes.core.scores.score_decomposition (003 Lemma 4.1)
         for loss in (LOG, BRIER, SPHERICAL):
             sd = score_decomposition(d.weights, d.prediction, d.truth, loss)
             assert close(calibration_error_proper(d, loss), sd["calibration"])

@@ -8,11 +8,13 @@ digits suite, so these runs also check the chapters on a second dataset.
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
 
-from calnotes import chapters, save_predictions
+from calnotes import save_predictions
+from calnotes.book import chapters
 from calnotes.data import build_suite
 
 
@@ -31,6 +33,10 @@ def _outputs(path):
         for out in cell.get("outputs", []):
             if out.get("output_type") == "stream":
                 text.append("".join(out["text"]))
+            elif "text/html" in out.get("data", {}):    # a styled table: its cells' text
+                html = "".join(out["data"]["text/html"])
+                text.append(re.sub(r"<[^>]+>", " ", re.sub(r"<style.*?</style>", "", html,
+                                                          flags=re.S)))
             elif "text/plain" in out.get("data", {}):
                 text.append("".join(out["data"]["text/plain"]))
     return "\n".join(text)

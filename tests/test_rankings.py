@@ -1,4 +1,4 @@
-"""Dominance chains and agreement counts (calnotes.rankings), against brute force."""
+"""Dominance chains and agreement counts (calnotes.theory.rankings), against brute force."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import calnotes
-from calnotes import rankings
+from calnotes.theory import rankings
 
 
 def _brute_longest_chain_length(L):

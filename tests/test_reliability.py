@@ -1,5 +1,5 @@
-"""calnotes.reliability (consistency bands, PAV, CORP) and the reliability figures of
-calnotes.plotting (bands, share axis, corp_diagram, classwise_reliability)."""
+"""calnotes.core.reliability (consistency bands, PAV, CORP) and the reliability figures of
+calnotes.core.plotting (bands, share axis, corp_diagram, classwise_reliability)."""
 
 import itertools
 import subprocess
@@ -15,10 +15,10 @@ import pytest  # noqa: E402
 from sklearn.isotonic import IsotonicRegression  # noqa: E402
 
 from calnotes import binned_ece, poisson_binomial_pmf, reliability_stats  # noqa: E402
-from calnotes.plotting import (classwise_reliability, corp_diagram,  # noqa: E402
-                               reliability_diagram, reliability_panels)
-from calnotes.reliability import (CORPResult, _poisson_binomial,  # noqa: E402
-                                  consistency_bands, corp, pav)
+from calnotes.core.plotting import (classwise_reliability, corp_diagram,  # noqa: E402
+                                    reliability_diagram, reliability_panels)
+from calnotes.core.reliability import (CORPResult, _poisson_binomial,  # noqa: E402
+                                       consistency_bands, corp, pav)
 
 
 @pytest.fixture(autouse=True)
@@ -434,6 +434,6 @@ def test_classwise_reliability_shows_the_worst_classes_when_there_are_many():
 
 
 def test_importing_calnotes_does_not_load_matplotlib():
-    code = ("import sys, calnotes, calnotes.reliability, calnotes.plotting;"
+    code = ("import sys, calnotes, calnotes.core.reliability, calnotes.core.plotting;"
             " assert 'matplotlib' not in sys.modules; assert 'sklearn' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True)

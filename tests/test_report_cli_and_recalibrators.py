@@ -28,7 +28,10 @@ import numpy as np
 import pytest
 
 import calnotes
-from calnotes import chapters, cli, evaluation, inputs, recalibrate, scores
+from calnotes import cli, evaluation, recalibrate
+from calnotes.book import chapters
+from calnotes.evaluation import inputs
+from calnotes.core import scores
 from calnotes.data import save_predictions
 from calnotes.recalibrate import (AccuracyPreservingTransform, DirichletCalibration,
                                   HistogramBinning, IsotonicCalibration, MatrixScaling,
@@ -395,7 +398,7 @@ def test_bin_counts_above_n_keep_equal_width_rows():
 def test_evaluate_logic_for_m_above_n(monkeypatch):
     """The plan of rows, independent of the measures: m > n gets ECE rows only (no
     equal-mass binning is ever planned for m = 7 > n = 5)."""
-    from calnotes._sorted import SortedColumns
+    from calnotes._engine.sorted_columns import SortedColumns
 
     calls = []
     original = SortedColumns.plan

@@ -22,9 +22,9 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 import calnotes as cn  # noqa: E402
-from calnotes.plotting import (MIN_KERNEL_SAMPLES, SPARSE_BIN_COUNT, _kernel_samples,  # noqa: E402
-                               calibration_sharpness_diagram)
-from calnotes.sharpness import calibration_sharpness  # noqa: E402
+from calnotes.core.plotting import (MIN_KERNEL_SAMPLES, SPARSE_BIN_COUNT, _kernel_samples,  # noqa: E402
+                                    calibration_sharpness_diagram)
+from calnotes.theory.sharpness import calibration_sharpness  # noqa: E402
 
 
 def _softmax(Z):

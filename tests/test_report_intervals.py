@@ -2,8 +2,8 @@
 significance; the fewest bootstrap resamples.
 
 The interval is of ``E[T_n]`` (the mean of the measure over test sets of the same size from
-the same population), built by a bias-corrected bootstrap (calnotes._evalrows.
-basic_interval); its coverage is measured on exact populations by calnotes.coverage (the
+the same population), built by a bias-corrected bootstrap (calnotes._engine.rows.
+basic_interval); its coverage is measured on exact populations by calnotes.evaluation.coverage (the
 Evaluate chapter builds the table at smoke size; ``-m slow`` here runs it at full size).  The
 level itself is pinned by tests/test_interval_level_and_patching_blocks.py on an exact
 bootstrap law.
@@ -18,7 +18,8 @@ import pytest
 from scipy.stats import binom
 
 import calnotes
-from calnotes import cli, coverage
+from calnotes import cli
+from calnotes.evaluation import coverage
 
 
 def _calibrated(n, k, rng):
@@ -114,7 +115,7 @@ def test_coverage_full_size():
     """The coverage table at full size (all four populations, n = 100, 300, 1000, 200 test
     sets per cell, the default 200 resamples): every interval's coverage of ``E[T_n]`` is at
     least 0.9 and every rejection rate of the calibrated null at most its alpha, within the
-    Bonferroni binomial tolerance (calnotes.coverage.check_coverage).  2,400 test sets of
+    Bonferroni binomial tolerance (calnotes.evaluation.coverage.check_coverage).  2,400 test sets of
     about 1-2.5 s each: about an hour on one core; the cells run in parallel processes."""
     table = coverage.coverage_table("full", workers=os.cpu_count() or 1)
     kinds = {(r["measure"], r["aggregation"]) for r in table}

@@ -20,7 +20,7 @@ import pytest
 import calnotes as cn
 from calnotes.evaluation import p_value_summary
 from calnotes.evaluation.utility_part import _uc_noise_level
-from calnotes.utility import uc_from_values
+from calnotes.theory.utility import uc_from_values
 
 
 def _calibrated(n, k, seed):

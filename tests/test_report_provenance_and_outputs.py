@@ -33,7 +33,8 @@ import numpy as np
 import pytest
 
 import calnotes
-from calnotes import cli, evaluation, inputs
+from calnotes import cli, evaluation
+from calnotes.evaluation import inputs
 from calnotes.data import save_predictions
 
 FAST = dict(significance=False, utility=False, smooth_ece=False, progress=False)
@@ -97,13 +98,13 @@ def test_hash_taken_at_load_time(tmp_path, monkeypatch):
     path = save_predictions(tmp_path / "race.npz", ya, probs=Pa)
     other = save_predictions(tmp_path / "b.npz", yb, probs=Pb)
     sha_a, sha_b = sha(path), sha(other)
-    real = calnotes._evalrows.binned_rows
+    real = calnotes._engine.rows.binned_rows
 
     def replace_then_compute(*args, **kwargs):
         os.replace(other, path)                  # B replaces A after A was loaded
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(calnotes._evalrows, "binned_rows", replace_then_compute)
+    monkeypatch.setattr(calnotes._engine.rows, "binned_rows", replace_then_compute)
     report = calnotes.evaluate(path, n_bins=[5], **FAST)
     assert sha(path) == sha_b                    # the file now holds B
     assert report.input_sha256 == sha_a
@@ -115,13 +116,13 @@ def test_input_removed_during_run_keeps_the_report(tmp_path, monkeypatch, capsys
     P, y = calibrated(200, 3, 3)
     path = save_predictions(tmp_path / "gone.npz", y, probs=P)
     expected = sha(path)
-    real = calnotes._evalrows.binned_rows
+    real = calnotes._engine.rows.binned_rows
 
     def remove_then_compute(*args, **kwargs):
         os.remove(path)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(calnotes._evalrows, "binned_rows", remove_then_compute)
+    monkeypatch.setattr(calnotes._engine.rows, "binned_rows", remove_then_compute)
     out = tmp_path / "out"
     assert cli.main(["evaluate", str(path), *CLI_FAST, "--out", str(out)]) == 0
     printed = capsys.readouterr().out
@@ -154,13 +155,13 @@ def test_labels_file_hashed_at_load_time(tmp_path, monkeypatch):
     np.save(tmp_path / "p.npy", P)
     np.save(tmp_path / "y.npy", y)
     expected = sha(tmp_path / "y.npy")
-    real = calnotes._evalrows.binned_rows
+    real = calnotes._engine.rows.binned_rows
 
     def rewrite_labels(*args, **kwargs):
         np.save(tmp_path / "y.npy", np.zeros_like(y))
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(calnotes._evalrows, "binned_rows", rewrite_labels)
+    monkeypatch.setattr(calnotes._engine.rows, "binned_rows", rewrite_labels)
     report = calnotes.evaluate(tmp_path / "p.npy", labels=tmp_path / "y.npy", n_bins=[5], **FAST)
     assert report.labels_sha256 == expected != sha(tmp_path / "y.npy")
     assert report.input_sha256 == sha(tmp_path / "p.npy")
@@ -169,7 +170,7 @@ def test_labels_file_hashed_at_load_time(tmp_path, monkeypatch):
 def test_out_of_core_hash_and_file_replaced_during_run(tmp_path, monkeypatch, threads):
     """Out of core the .npy file is read during the computation: its hash is recorded as in
     memory, and a file replaced during the run (the numbers would mix two files) is refused."""
-    from calnotes import scale
+    from calnotes._engine import out_of_core as scale
 
     P, y = calibrated(200, 3, 18)
     np.save(tmp_path / "p.npy", P)
@@ -290,7 +291,7 @@ def test_dangling_symlink_out_refused_before_computing(tmp_path, capsys, monkeyp
     def never(*args, **kwargs):
         raise AssertionError("computed before --out was checked")
 
-    monkeypatch.setattr(calnotes._evalrows, "binned_rows", never)
+    monkeypatch.setattr(calnotes._engine.rows, "binned_rows", never)
     assert cli.main(["evaluate", str(path), *CLI_FAST, "--out", str(link)]) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
@@ -397,7 +398,7 @@ def test_worst_class_does_not_depend_on_row_order():
 
 
 def test_ties_go_to_the_lower_index():
-    from calnotes.utility import UCResult
+    from calnotes.theory.utility import UCResult
 
     values = np.array([0.25, 0.25 + 1e-14, 0.1, 0.25 - 1e-14])
     res = UCResult(values, np.zeros(4), np.ones(4), np.array([1, -1, 1, -1]), np.ones(4),
@@ -410,7 +411,7 @@ def test_ties_go_to_the_lower_index():
 # ============================================================================== huge integers
 
 def test_huge_integer_answer_is_not_yet():
-    from calnotes.exercises import check
+    from calnotes.book.exercises import check
 
     for answer in (10**400, -10**400, "10**400"):
         verdict = check("ex-smallest-k", answer)
@@ -420,7 +421,7 @@ def test_huge_integer_answer_is_not_yet():
 # ================================================================ tuple parameters of calnotes run
 
 def test_tuple_parameter_injected_as_tuple(caplog):
-    from calnotes.chapters import _python_translator
+    from calnotes.book.chapters import _python_translator
 
     translator = _python_translator()
     cell = translator.codify({"sim_size": (4, 60, 6), "one": (1,), "s": "x"})
@@ -461,7 +462,7 @@ print("k, n, m =", *sim_size)
 
 def test_tuple_parameter_end_to_end(tmp_path, caplog):
     pytest.importorskip("papermill")
-    from calnotes import chapters
+    from calnotes.book import chapters
 
     book = tmp_path / "book"
     book.mkdir()
@@ -565,7 +566,7 @@ def test_n1_labels_same_in_memory_and_out_of_core(tmp_path, threads, folded):
 ])
 def test_run_checks_ranges_and_paths_before_a_kernel(argv, message, tmp_path, capsys,
                                                          monkeypatch):
-    import calnotes.chapters as chapters
+    import calnotes.book.chapters as chapters
 
     def no_kernel(*args, **kwargs):                 # a kernel must never start for these
         raise AssertionError("papermill was called")

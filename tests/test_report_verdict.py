@@ -193,7 +193,7 @@ def test_printed_p_values_have_no_m_suffix_and_floors_read_as_bounds(overconfide
 
 
 def test_report_table_prints_floors_as_bounds(overconfident):
-    from calnotes.tables import report_table
+    from calnotes.book.tables import report_table
 
     html = report_table(overconfident).to_html()
     assert "< 0.005 (MC)" in html and "0.0050 (MC)" not in html

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from calnotes import chapters, cli
+from calnotes import cli
+from calnotes.book import chapters
 
 fcntl = pytest.importorskip("fcntl")
 papermill = pytest.importorskip("papermill")
@@ -170,7 +171,7 @@ def test_sigterm_stops_a_run_like_ctrl_c(book, tmp_path):
     out, marker = tmp_path / "out", tmp_path / "kernel.pid"
     tmp = Path(tempfile.mkdtemp(prefix="cn-"))     # short: a socket path has at most 107 bytes
     script = textwrap.dedent(f"""
-        from calnotes import chapters
+        from calnotes.book import chapters
         chapters.run_chapter("tiny", {{"marker": {str(marker)!r}, "wait": 120}}, {str(out)!r},
                              root={str(book)!r})
     """)

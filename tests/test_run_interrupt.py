@@ -3,7 +3,8 @@ partial notebook is removed by the run itself), not a traceback."""
 
 from __future__ import annotations
 
-from calnotes import chapters, cli
+from calnotes import cli
+from calnotes.book import chapters
 
 
 def test_ctrl_c_ends_the_run_with_a_message(monkeypatch, tmp_path, capsys):

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from calnotes import chapters
+from calnotes.book import chapters
 
 pytest.importorskip("papermill")
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="IPC sockets are POSIX only")
@@ -52,7 +52,7 @@ print(json.dumps({"here": sorted(os.listdir(".")), "cwd": os.getcwd(),
 
 _RUN = """
 import json, sys
-from calnotes import chapters
+from calnotes.book import chapters
 
 base = chapters._kernel_manager_class
 sent = []
@@ -132,7 +132,7 @@ def test_the_manager_class_is_usable_without_arguments(tmp_path):
     gc.collect()
     assert not os.path.exists(folder)             # removed with its manager at the latest
     script = textwrap.dedent("""
-        from calnotes import chapters
+        from calnotes.book import chapters
         km = chapters._kernel_manager_class()(kernel_name="python3")
         print(km.transport, km.ip)
     """)

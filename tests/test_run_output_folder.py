@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 import calnotes
-from calnotes import chapters, cli
+from calnotes import cli
+from calnotes.book import chapters
 from calnotes._outdir import refuse_source_folder
 
 ROOT = chapters.find_book_root()

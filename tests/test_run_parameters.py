@@ -12,7 +12,8 @@ import time
 
 import pytest
 
-from calnotes import chapters, cli
+from calnotes import cli
+from calnotes.book import chapters
 
 ROOT = chapters.find_book_root()
 

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from calnotes import chapters, cli
+from calnotes import cli
+from calnotes.book import chapters
 
 ROOT = chapters.find_book_root()
 

@@ -1,4 +1,4 @@
-"""Out-of-core evaluate (calnotes.scale) on a distributed.LocalCluster of 2 worker processes.
+"""Out-of-core evaluate (calnotes._engine.out_of_core) on a distributed.LocalCluster of 2 worker processes.
 
 The reference is the in-memory :func:`calnotes.evaluate` on the same rows.  Integer quantities
 (accuracy, 0-1 loss) must be equal exactly.  Floating-point values come from the same bin sums
@@ -22,7 +22,7 @@ distributed = pytest.importorskip("distributed")
 import dask.array as da  # noqa: E402
 
 from calnotes import as_predictions, evaluate, evaluation  # noqa: E402
-from calnotes import scale  # noqa: E402
+from calnotes._engine import out_of_core as scale  # noqa: E402
 from calnotes.data import save_predictions  # noqa: E402
 
 BINS = [3, 7, 15, 100]

@@ -51,7 +51,7 @@ def test_spherical_loss_is_within_rounding_of_the_correctly_rounded_norm(k):
     loss = cn.spherical_loss(y, P, per_sample=True)
     assert _spherical_within_rounding(loss, P, y)
     # the report's per-sample losses are the public function's, bit for bit
-    from calnotes.scores import _losses_at_labels
+    from calnotes.core.scores import _losses_at_labels
     assert np.array_equal(_losses_at_labels(y, P)["spherical"], loss)
     # and whatever the memory layout (a DataFrame's values are often column-major)
     assert np.array_equal(cn.spherical_loss(y, np.asfortranarray(P), per_sample=True), loss)

@@ -26,9 +26,9 @@ if importlib.util.find_spec("selenium") is None or not all(
     pytest.skip("needs chromium, chromedriver and selenium", allow_module_level=True)
 
 DOCS = ["book/truthfulness/truthfulness", "book/appendix/api/calnotes.truthfulness",
-        "book/foundations/measures", "book/appendix/errata", "book/appendix/api/calnotes.claims"]
+        "book/foundations/measures", "book/appendix/errata", "book/appendix/api/calnotes.book.claims"]
 TITLES = ["Truthful calibration measures", "calnotes.truthfulness", "The measures", "Errata",
-          "calnotes.claims"]
+          "calnotes.book.claims"]
 # Sphinx's searchindex.js layout (7.x): terms and title terms map a (stemmed) word to documents;
 # objects map a module to [document, object type, priority, anchor, name].
 INDEX = {
@@ -40,7 +40,7 @@ INDEX = {
     "objects": {"calnotes": [[1, 1, 0, "module-calnotes.truthfulness", "truthfulness"]],
                 "calnotes.truthfulness": [[1, 0, 1, "", "truthful_measure"],
                                           [1, 0, 1, "", "is_truthful"]],
-                "calnotes.claims": [[4, 0, 1, "", "erratum_anchor"]]},
+                "calnotes.book.claims": [[4, 0, 1, "", "erratum_anchor"]]},
     "objnames": {"0": ["py", "function", "Python function"],
                  "1": ["py", "module", "Python module"]},
     "objtypes": {"0": "py:function", "1": "py:module"},

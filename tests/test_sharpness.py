@@ -1,7 +1,7 @@
-"""Tests of calnotes.sharpness (004 Sec. 4.2, Apps. C-E) and the calibration-sharpness plot.
+"""Tests of calnotes.theory.sharpness (004 Sec. 4.2, Apps. C-E) and the calibration-sharpness plot.
 
 References are independent: brute-force kernel sums written out here, closed forms, exact
-Fractions, calnotes.population's separate code paths, and scipy quadrature.
+Fractions, calnotes.theory.population's separate code paths, and scipy quadrature.
 """
 
 from fractions import Fraction as Fr
@@ -15,13 +15,13 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from scipy import integrate, special, stats  # noqa: E402
 
-from calnotes import population as pop  # noqa: E402
-from calnotes.plotting import calibration_sharpness_diagram  # noqa: E402
-from calnotes.scores import SQUARED_NORM  # noqa: E402
-from calnotes.sharpness import (BRIER_PAIR, LOG_PAIR, CalibrationSharpness,  # noqa: E402
-                                ConfidencePair, calibration_sharpness,
-                                confidence_calibration_plugin, get_pair,
-                                grouping_loss_decomposition, pointwise_sharpness_gap)
+from calnotes.theory import population as pop  # noqa: E402
+from calnotes.core.plotting import calibration_sharpness_diagram  # noqa: E402
+from calnotes.core.scores import SQUARED_NORM  # noqa: E402
+from calnotes.theory.sharpness import (BRIER_PAIR, LOG_PAIR, CalibrationSharpness,  # noqa: E402
+                                       ConfidencePair, calibration_sharpness,
+                                       confidence_calibration_plugin, get_pair,
+                                       grouping_loss_decomposition, pointwise_sharpness_gap)
 
 TWO_X2 = ConfidencePair("2x^2", SQUARED_NORM, lambda x: 2 * x * x, lambda x: 4 * x)
 QUARTIC = ConfidencePair("x^4", SQUARED_NORM, lambda x: x ** 4, lambda x: 4 * x ** 3)
@@ -499,7 +499,7 @@ def test_calibration_sharpness_diagram_artists():
 def test_default_bandwidth_shrinks_with_the_sample_size():
     """Without a bandwidth the estimators use 0.1 n^(-1/5) of the samples each estimate uses (a
     fixed width is not consistent, Thm C.4); an explicit bandwidth still wins."""
-    from calnotes.kernel import default_bandwidth, kde, nadaraya_watson
+    from calnotes.core.kernel import default_bandwidth, kde, nadaraya_watson
 
     assert default_bandwidth(1000) == pytest.approx(0.1 * 1000 ** -0.2, rel=1e-15)
     assert default_bandwidth(1) == 0.1 and default_bandwidth(10 ** 6) < default_bandwidth(10 ** 3)

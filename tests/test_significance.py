@@ -1,4 +1,4 @@
-"""p-values under the calibrated null and bootstrap intervals (calnotes.significance and the
+"""p-values under the calibrated null and bootstrap intervals (calnotes._engine.significance and the
 one-sort engine of calnotes.evaluate)."""
 
 import numpy as np
@@ -6,13 +6,13 @@ import pytest
 from scipy.stats import binomtest
 
 import calnotes
-from calnotes import _evalrows
-from calnotes._binstats import positives_by_class
-from calnotes._sorted import SortedColumns, measure_columns, width_raw_bins
-from calnotes.expectation import poisson_binomial_pmf
-from calnotes.measures import confidence_scores
-from calnotes.significance import (draw_categorical, exact_tail_bounds, monte_carlo_p_value,
-                                   poisson_binomial_pmf_fft)
+from calnotes._engine import rows as _evalrows
+from calnotes._engine.bin_stats import positives_by_class
+from calnotes._engine.sorted_columns import SortedColumns, measure_columns, width_raw_bins
+from calnotes.core.expectation import poisson_binomial_pmf
+from calnotes.core.measures import confidence_scores
+from calnotes._engine.significance import (draw_categorical, exact_tail_bounds, monte_carlo_p_value,
+                                           poisson_binomial_pmf_fft)
 
 
 def _calibrated(n, k, rng, ties=False):
@@ -384,8 +384,8 @@ def test_tie_codes_count_as_the_located_positives(dense, monkeypatch):
     of the located positives (``BinPlan.measure_values``), value for value, with every entry
     numbered once (dense) and with each chunk's entries; the control codes every entry by its
     bin alone (no group), which loses the groups' hypergeometric parts."""
-    from calnotes import _sorted
-    from calnotes.binning import quantile_bin_of_position
+    from calnotes._engine import sorted_columns as _sorted
+    from calnotes.core.binning import quantile_bin_of_position
 
     rng = np.random.default_rng(77)
     n, k, R = 80, 6, 30
@@ -454,9 +454,9 @@ def test_p_values_with_bins_of_few_rows_mean_what_they_say():
     (exact_bracket_limit).  Negative control: the exact bracket's upper end -- what the report
     printed before the rule -- fails the same comparison (it was 0.95 where the truth is
     below 0.01), and the rule is what switched those rows to Monte Carlo."""
-    from calnotes._evalrows import _single_pmfs
-    from calnotes._sorted import MEASURES
-    from calnotes.significance import exact_bracket_limit, predicted_bracket_width
+    from calnotes._engine.rows import _single_pmfs
+    from calnotes._engine.sorted_columns import MEASURES
+    from calnotes._engine.significance import exact_bracket_limit, predicted_bracket_width
 
     rng = np.random.default_rng(3)
     n, m, draws = 4000, 2000, 200
@@ -499,9 +499,9 @@ def test_predicted_bracket_width_chooses_the_method_safely():
     a grid of max(2^17, 128 m) cells (8 or more times finer); where it is beyond, the computed
     bracket is wider than the limit (so no informative bracket is skipped).  Negative
     control: trusting every bracket (no prediction) fails the first property."""
-    from calnotes._evalrows import _single_pmfs
-    from calnotes._sorted import MEASURES
-    from calnotes.significance import exact_bracket_limit, predicted_bracket_width
+    from calnotes._engine.rows import _single_pmfs
+    from calnotes._engine.sorted_columns import MEASURES
+    from calnotes._engine.significance import exact_bracket_limit, predicted_bracket_width
 
     rng = np.random.default_rng(1)
     limit = exact_bracket_limit(200)
@@ -546,7 +546,7 @@ def test_one_column_null_from_running_sums_equals_the_located_positives(decimals
     located positives through BinPlan.measure_values, value for value, for equal-width and
     equal-mass plans of 1 to n bins, with and without straddling tie groups.  Control: tie
     groups one position shorter at their end are caught."""
-    from calnotes._sorted import Located
+    from calnotes._engine.sorted_columns import Located
 
     rng = np.random.default_rng(70)
     if decimals is None:
@@ -610,7 +610,7 @@ def test_tail_bound_is_above_the_enumerated_tail():
     run through the same comparison: the variance proxies divided by 4, and the l1 bound
     without the factor 2 per bin that |S_j| costs (a one-sided bound), each fall below the
     exact tail somewhere."""
-    from calnotes.significance import tail_bound
+    from calnotes._engine.significance import tail_bound
 
     rng = np.random.default_rng(0)
     misses = {"bound": 0, "quarter variance": 0, "one-sided": 0}
@@ -638,8 +638,8 @@ def test_clearly_miscalibrated_columns_are_decided_by_the_bound():
     certified brackets [0, bound] with bound <= 1e-15 (p_value_method "bound"), and the
     exact bracket of the same rows agrees: its upper end is below 1e-10.  Calibrated labels
     for the same predictions: no row is decided by the bound."""
-    from calnotes._evalrows import _single_pmfs
-    from calnotes._sorted import MEASURES
+    from calnotes._engine.rows import _single_pmfs
+    from calnotes._engine.sorted_columns import MEASURES
 
     rng = np.random.default_rng(12)
     x, y = _binary_problem(5000, 2.0, rng)

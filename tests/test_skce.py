@@ -1,12 +1,12 @@
-"""calnotes.skce against brute force and the exact population SKCE."""
+"""calnotes.theory.skce against brute force and the exact population SKCE."""
 
 import itertools
 
 import numpy as np
 import pytest
 
-from calnotes import population as pop
-from calnotes.skce import BLOCK_ENTRIES, skce_unbiased
+from calnotes.theory import population as pop
+from calnotes.theory.skce import BLOCK_ENTRIES, skce_unbiased
 
 
 def _brute(y, P, kernel="laplacian", bandwidth=1.0):
@@ -38,7 +38,7 @@ def test_blocks_do_not_change_the_value(monkeypatch):
     P = rng.dirichlet(np.ones(3), size=101)
     y = rng.integers(3, size=101)
     whole = skce_unbiased(y, P)
-    monkeypatch.setattr("calnotes.skce.BLOCK_ENTRIES", 7 * 101)      # 7 rows per block
+    monkeypatch.setattr("calnotes.theory.skce.BLOCK_ENTRIES", 7 * 101)      # 7 rows per block
     assert np.isclose(skce_unbiased(y, P), whole, rtol=1e-12)
     assert BLOCK_ENTRIES >= 101
 

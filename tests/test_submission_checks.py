@@ -11,8 +11,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from calnotes import _answers, coursework
-from calnotes.notebook_markdown import exercise_cells
+from calnotes.book import _answers, coursework
+from calnotes.book.notebook_markdown import exercise_cells
 
 RIGHT = (4612, 0.0351)            # ex-001-dkw-m: M and the half-width (test_exercises checks)
 
@@ -101,7 +101,7 @@ def test_an_unreadable_notebook_is_named_without_quoting_it(tmp_path, content, s
 
 
 def test_malformed_check_cell_metadata_is_ignored_not_fatal(tmp_path):
-    from calnotes._notebook_worker import check_cells
+    from calnotes.book._notebook_worker import check_cells
     raw = {"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [
         {"cell_type": "code", "id": "a", "metadata": {"calnotes": "check"}, "source": "x = 1",
          "outputs": [], "execution_count": None},
@@ -169,7 +169,7 @@ def test_answers_travel_as_data_and_typed_code_never_runs(tmp_path):
     for text in [evil, f"().__class__.__base__", "x.__class__", "open('/etc/passwd')",
                  "lambda: 1", "[1][0]", "'a'", "sqrt(x, evaluate=False)"]:
         assert _answers.parse_expression(text) is None
-    from calnotes.exercises import check
+    from calnotes.book.exercises import check
     assert check("ex-001-dkw-m", (evil, evil)).status == "unreadable"   # never run, never read
     assert not marker.exists()
     assert isinstance(_answers.decode({"sympy": {"call": "lambdify", "args": []}}),

@@ -9,9 +9,9 @@ import pytest
 import sympy as sp
 from scipy.stats import binom
 
-from calnotes import symbolic
-from calnotes import table1 as t1
-from calnotes.expectation import expected_qece, poisson_binomial_pmf
+from calnotes.theory import symbolic
+from calnotes.theory import table1 as t1
+from calnotes.core.expectation import expected_qece, poisson_binomial_pmf
 
 ROOT = Path(__file__).resolve().parent.parent
 FIGURES = ROOT / "book" / "truthfulness" / "figures"

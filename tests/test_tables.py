@@ -1,4 +1,4 @@
-"""calnotes.tables: tables for reading.
+"""calnotes.book.tables: tables for reading.
 
 Expected strings are written out by hand from the rules (significant digits, "—" for values
 that do not apply, Unicode powers of ten), not computed by the code under test.
@@ -12,8 +12,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from calnotes.tables import (NOT_APPLICABLE, format_number, math_name, report_table,
-                             styled_table)
+from calnotes.book.tables import (NOT_APPLICABLE, format_number, math_name, report_table,
+                                  styled_table)
 
 
 @pytest.mark.parametrize("value, digits, text", [

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from calnotes.tables import note_marks, styled_table
+from calnotes.book.tables import note_marks, styled_table
 
 
 def _header_rows(html):

@@ -1,12 +1,12 @@
-"""The p-value machinery of the report (``calnotes.significance``,
-``calnotes.poisson_binomial``): the Chernoff tail bounds, the exact tail brackets, the Monte
+"""The p-value machinery of the report (``calnotes._engine.significance``,
+``calnotes._engine.poisson_binomial``): the Chernoff tail bounds, the exact tail brackets, the Monte
 Carlo p-value and the binomial path of the Poisson-binomial laws.
 
 Properties pinned (each by a ``check_*`` function that ``tests/test_engine_slips.py`` also
 calls under planted slips); every expected value is computed here without the code under
 test (``numpy.convolve`` recursions, scipy's binomial law, scipy's scalar minimiser):
 
-* :func:`check_bennett_formula` -- :func:`calnotes.significance.tail_bound` with
+* :func:`check_bennett_formula` -- :func:`calnotes._engine.significance.tail_bound` with
   ``power = 1`` is ``min(1, exp(m' log 2 - V h(n t / V)))``, ``h(x) = (1 + x) log(1 + x) - x``,
   over the ``m'`` bins with ``V_j > 0`` (its docstring), to 1e-12 in the log.
 * :func:`check_hoeffding_formula` -- with ``power = 2`` it is ``min(1, exp(min_lambda
@@ -19,7 +19,7 @@ test (``numpy.convolve`` recursions, scipy's binomial law, scipy's scalar minimi
   to ``e^{4.7}`` of the truth, so a 10% error in the exponent shows), and a skewed bin
   ``Bin(100, 0.02)`` for ``power = 2`` (whose upper tail is heavier than a Gaussian of the
   same variance: the proxy must be ``L / 4``, not ``V``).
-* :func:`check_exact_bracket` -- :func:`calnotes.significance.exact_tail_bounds` brackets
+* :func:`check_exact_bracket` -- :func:`calnotes._engine.significance.exact_tail_bounds` brackets
   the exact ``P(T >= t)`` for asymmetric Poisson-binomial bins (``power = 1`` and ``2``), at
   every atom of ``T``'s law and between atoms: on the default grid the upper end is
   ``P(T >= t)`` itself and the lower end at least ``P(T > t)`` (the atoms are further apart
@@ -43,8 +43,8 @@ from scipy.optimize import minimize_scalar
 from scipy.special import logsumexp
 from scipy.stats import binom
 
-from calnotes import _evalrows, poisson_binomial, significance
-from calnotes.measures import confidence_scores
+from calnotes._engine import rows as _evalrows, poisson_binomial, significance
+from calnotes.core.measures import confidence_scores
 
 # ----------------------------------------------------------------------------- helpers
 

@@ -1,7 +1,7 @@
-"""The windowed tie laws and ``E|S_j|`` of a bin met by straddling tie groups (calnotes._ties).
+"""The windowed tie laws and ``E|S_j|`` of a bin met by straddling tie groups (calnotes._engine.ties).
 
 Under ``ties="average"`` a bin's signed bias is ``S = c - H_1 - H_2`` with independent
-hypergeometric parts ``H_i ~ Hyp(N_i, K_i, o_i)`` (:mod:`calnotes._ties`).  The engine keeps
+hypergeometric parts ``H_i ~ Hyp(N_i, K_i, o_i)`` (:mod:`calnotes._engine.ties`).  The engine keeps
 each law only on its *window*, the values within ``e^-TAIL_LOG`` (``e^-56``) of the mode, and
 sums ``E|S|`` over the shorter window with the other part's running sums taken about its mean.
 Checked here, over the whole range (``N`` from 1, ``K`` from 0 to ``N``, one part or two):
@@ -28,7 +28,7 @@ from math import comb
 import numpy as np
 import pytest
 
-from calnotes import _ties
+from calnotes._engine import ties as _ties
 
 NO_PART = np.zeros(1, dtype=np.int64)
 

@@ -1,4 +1,4 @@
-"""Two-class utility calibration from two running sums (calnotes._uc_two).
+"""Two-class utility calibration from two running sums (calnotes._engine.utility_two_class).
 
 The fast path answers a utility only where its certificate proves that the general engine's
 tie groups (predicted utilities within ``4 C eps``, decided on the matrix product's rounding)
@@ -25,8 +25,9 @@ are the blocks it uses; the others go to the general engine.  Checked here:
 import numpy as np
 import pytest
 
-from calnotes import _uc_two, utility as ut
-from calnotes.utility import linear, rank, sample_linear, sample_rank
+from calnotes._engine import utility_two_class as _uc_two
+from calnotes.theory import utility as ut
+from calnotes.theory.utility import linear, rank, sample_linear, sample_rank
 
 from test_utility_fast import definition_values, reference_uc, sup_over_intervals, tol
 

@@ -1,4 +1,4 @@
-"""calnotes.utility: utility calibration (paper 001, Hegazy, Jordan & Dieuleveut).
+"""calnotes.theory.utility: utility calibration (paper 001, Hegazy, Jordan & Dieuleveut).
 
 Every expected value is computed here, independently of the code under test: definitional
 brute-force suprema over all intervals (plain loops, :func:`math.fsum` or exact
@@ -15,13 +15,13 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from calnotes import population as pop
-from calnotes.utility import (DCG_GAMMAS, UCResult, UtilityFamily, band_covers, classwise, dcg,
-                              decision, dkw_halfwidth, ecdf_from_errors, gain_matrix, linear,
-                              population_uc, rank, rank_positions, sample_gain_matrices,
-                              sample_linear, sample_rank, similarity, step_cdf_distance,
-                              top_class, top_k, uc_brute_force, uc_class, uc_from_values,
-                              utility_calibration, utility_ecdf, utility_tie_tolerance)
+from calnotes.theory import population as pop
+from calnotes.theory.utility import (DCG_GAMMAS, UCResult, UtilityFamily, band_covers, classwise, dcg,
+                                     decision, dkw_halfwidth, ecdf_from_errors, gain_matrix, linear,
+                                     population_uc, rank, rank_positions, sample_gain_matrices,
+                                     sample_linear, sample_rank, similarity, step_cdf_distance,
+                                     top_class, top_k, uc_brute_force, uc_class, uc_from_values,
+                                     utility_calibration, utility_ecdf, utility_tie_tolerance)
 
 # --------------------------------------------------------------------------- references
 
@@ -990,7 +990,7 @@ def test_result_container():
 
 
 def test_worker_threads_do_not_change_the_result():
-    from calnotes import utility as ut
+    from calnotes.theory import utility as ut
     """Chunks are computed independently, so the thread count cannot change any number."""
     rng = np.random.default_rng(11)
     P = rng.dirichlet(np.ones(7), size=900)

@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from calnotes import claims
-from calnotes import utility as ut
-from calnotes.claims import utility_experiments as ue
+from calnotes.book import claims
+from calnotes.theory import utility as ut
+from calnotes.book.claims import utility_experiments as ue
 from calnotes.data import simulate_logistic_normal
 from calnotes.recalibrate import softmax
 

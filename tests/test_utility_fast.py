@@ -1,4 +1,4 @@
-"""The fast utility calibration engine (calnotes.utility._uc_families, calnotes._rowsort) and
+"""The fast utility calibration engine (calnotes.theory.utility._uc_families, calnotes._engine.row_sort) and
 the report's import costs.
 
 Every expected value comes from a plain loop over the definition, independent of the engine:
@@ -24,9 +24,10 @@ import sys
 import numpy as np
 import pytest
 
-from calnotes import _rowsort, utility as ut
-from calnotes.utility import (classwise, decision, linear, rank, sample_linear, sample_rank,
-                              similarity, top_class, top_k)
+from calnotes._engine import row_sort as _rowsort
+from calnotes.theory import utility as ut
+from calnotes.theory.utility import (classwise, decision, linear, rank, sample_linear, sample_rank,
+                                     similarity, top_class, top_k)
 
 EPS = float(np.finfo(np.float64).eps)
 
@@ -72,7 +73,7 @@ def tie_group(p, j):
 
 def definition_values(fam, y, P):
     """Predicted and realized utilities of every utility of ``fam``, by loops over the
-    formulas (module docstring of calnotes.utility), shape (M, n)."""
+    formulas (module docstring of calnotes.theory.utility), shape (M, n)."""
     n, C = P.shape
     prm = fam.params
     V = np.zeros((len(fam), n))
@@ -308,7 +309,7 @@ def test_workers_use_every_available_cpu():
 # --------------------------------------------------------------------------- import costs
 
 def test_import_calnotes_loads_no_scipy():
-    code = ("import sys, calnotes; import numpy as np; from calnotes.kernel import smooth_ece;"
+    code = ("import sys, calnotes; import numpy as np; from calnotes.core.kernel import smooth_ece;"
             "smooth_ece(np.array([0, 1, 1]), np.array([0.2, 0.6, 0.9]));"
             "print(sorted(m for m in sys.modules if m.startswith('scipy')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
@@ -320,7 +321,7 @@ def test_unreflected_convolution_matches_direct_sum():
     """kernel._fftconvolve_columns (the steps of scipy.signal.fftconvolve) against the direct
     convolution sum np.convolve; FFT rounding is about eps log2(L) times the largest partial
     sum, bounded here by 1e-12 for values in [0, 1] and L < 3000."""
-    from calnotes.kernel import _fftconvolve_columns
+    from calnotes.core.kernel import _fftconvolve_columns
 
     rng = np.random.default_rng(0)
     B = rng.random((1025, 2))
@@ -334,7 +335,7 @@ def test_epanechnikov_reflected_far_points_are_nan():
     """Regression: a reflected Epanechnikov regression on a binned grid recomputed the points
     far from every sample exactly and failed ("need at least one array to concatenate");
     those points have no sample within the kernel's reach, so the estimate is NaN."""
-    from calnotes.kernel import nadaraya_watson
+    from calnotes.core.kernel import nadaraya_watson
 
     x = np.array([0.1, 0.12, 0.15, 0.2] * 500)
     y = np.array([0.0, 1.0, 1.0, 0.0] * 500)

@@ -33,9 +33,9 @@ import numpy as np
 import pytest
 
 import brute
-from calnotes import _evalrows, _sorted, _ties
-from calnotes._binstats import BinStats, TieParts
-from calnotes._sorted import SortedColumns, searchsorted_rows, straddling_groups_rows
+from calnotes._engine import rows as _evalrows, sorted_columns as _sorted, ties as _ties
+from calnotes._engine.bin_stats import BinStats, TieParts
+from calnotes._engine.sorted_columns import SortedColumns, searchsorted_rows, straddling_groups_rows
 
 ATOL = 1e-12
 SPECS = [(1, "l1-QECE"), (1, "ECE"), (2, "l1-QECE"), (2, "l2-QECE"), (3, "ECE"),
@@ -322,7 +322,7 @@ def test_rows_do_not_depend_on_the_thread_count(monkeypatch):
     and with three, every parallel part split (thread threshold lowered): identical rows."""
     rng = np.random.default_rng(4)
     P, y = _problem(rng, 80, 20, 2)
-    from calnotes.measures import confidence_scores
+    from calnotes.core.measures import confidence_scores
     conf, top, correct = confidence_scores(y, P)
 
     def rows(workers):
@@ -352,7 +352,7 @@ def _spy_pools(monkeypatch) -> list:
     """Record ``(function, max_workers)`` of every thread pool that ``_evalrows`` starts."""
     import sys
 
-    from calnotes._pool import worker_pool
+    from calnotes._engine.pool import worker_pool
 
     pools = []
 
@@ -384,7 +384,7 @@ def test_small_report_starts_no_threads_on_many_cores(monkeypatch):
     behaviour that made the small report slower on 16 cores than on 2)."""
     rng = np.random.default_rng(5)
     P, y = _problem(rng, 500, 2, None)
-    from calnotes.measures import confidence_scores
+    from calnotes.core.measures import confidence_scores
     conf, top, correct = confidence_scores(y, P)
 
     def rows():
@@ -618,7 +618,7 @@ def test_threaded_references_equal_serial(monkeypatch):
     failed in 3 of 3 runs before the pass took a lock and published complete sums only."""
     rng = np.random.default_rng(12)
     P, y = _problem(rng, 3000, 4, 1)
-    from calnotes.measures import confidence_scores
+    from calnotes.core.measures import confidence_scores
     conf, top, correct = confidence_scores(y, P)
 
     def refs(workers, budget):

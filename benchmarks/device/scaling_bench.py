@@ -5,7 +5,7 @@ import numpy as np
 from mkprob import make_problem
 from rows import problem
 import calnotes
-from calnotes import _sorted
+from calnotes._engine import sorted_columns as _sorted
 label, which, reps = sys.argv[1], sys.argv[2], int(sys.argv[3])  # e.g. after16 big,bin500,k10,k100 3
 out = {"label": label, "calnotes": calnotes.__file__, "workers": _sorted.SORT_WORKERS,
        "affinity": len(os.sched_getaffinity(0)), "numpy": np.__version__}

@@ -8,7 +8,8 @@ sys.path.insert(0, os.path.dirname(__file__))
 from mkprob import make_problem
 from timers import T, wrap
 import calnotes
-from calnotes import _evalrows, _sorted, evaluation
+from calnotes import evaluation
+from calnotes._engine import rows as _evalrows, sorted_columns as _sorted
 wrap(_evalrows.Problem, "prepare", "prepare (sort, locate)")
 wrap(_evalrows, "reference", "references (H1)")
 wrap(_evalrows, "_monte_carlo", "monte carlo null")

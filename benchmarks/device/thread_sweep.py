@@ -1,5 +1,5 @@
 """Each part of the default report at 1, 2, 4, 8 and 16 threads, and with calnotes' own
-thread rule (:func:`calnotes._sorted.threads_for`), on a many-core host, in one process per
+thread rule (:func:`calnotes._engine.sorted_columns.threads_for`), on a many-core host, in one process per
 point (best of ``--repeats``, after a warm-up on the same matrix).
 
     PYTHONPATH=. python3 benchmarks/device/thread_sweep.py --out sweep.json [--budget S]
@@ -27,7 +27,8 @@ sys.path.insert(0, os.path.join(HERE, "..", ".."))
 import numpy as np  # noqa: E402
 
 import calnotes  # noqa: E402
-from calnotes import _evalrows, _sorted, evaluation  # noqa: E402
+from calnotes import evaluation  # noqa: E402
+from calnotes._engine import rows as _evalrows, sorted_columns as _sorted
 from bench_grid import make_problem, parse_point  # noqa: E402
 from timers import T as STEPS, wrap  # noqa: E402
 

@@ -17,9 +17,9 @@
 4. Each executed chapter as a notebook a reader can download and run in plain Jupyter:
    after the build, :func:`_write_notebooks` converts the executed
    notebooks myst-nb left in ``_build/jupyter_execute`` with
-   :func:`calnotes.notebook_markdown.convert_notebook` (glued numbers filled in, directives and
+   :func:`calnotes.book.notebook_markdown.convert_notebook` (glued numbers filled in, directives and
    roles as plain Markdown, outputs kept) to ``_notebooks/<docname>.ipynb`` in the HTML output;
-   each chapter's box (:func:`calnotes.claims.status.chapter_status`) links to its file.
+   each chapter's box (:func:`calnotes.book.claims.status.chapter_status`) links to its file.
 5. search_scorer.js (Sphinx's ``html_search_scorer``, set here with an absolute path, since
    Sphinx opens it relative to the working directory and the course build runs from another):
    pages whose title names the query first, API entries after the chapters.
@@ -62,7 +62,7 @@ def _write_notebooks(app, exception) -> None:
         return
     import nbformat
 
-    from calnotes import notebook_markdown as nm
+    from calnotes.book import notebook_markdown as nm
 
     executed = Path(app.outdir).parent / "jupyter_execute"
     if not executed.is_dir():

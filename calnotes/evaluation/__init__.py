@@ -24,7 +24,7 @@ What the report holds, row by row and field by field, is on the book's page
 ``utility_part``
     Utility calibration for the report (the utility paper's Lemma 3.4 and eCDF).
 
-The numbers come from the private engine (``calnotes._evalrows`` and the modules it uses);
+The numbers come from the private engine (``calnotes._engine.rows`` and the modules it uses);
 this package reads options and writes reports.
 """
 

@@ -10,14 +10,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import _evalrows
-from .. import scale as _scale
-from .._ties import check_ties
+from .._engine import rows as _evalrows
+from .._engine import out_of_core as _scale
+from .._engine.ties import check_ties
 from ..data.loaders import Predictions
-from ..inputs import LOADER_OPTIONS, ChunkedPredictions, as_predictions
-from ..measures import confidence_scores
-from ..scores import _log_loss_from_logits_unchecked, _losses_at_labels
-from ..significance import DEFAULT_BOOTSTRAP, DEFAULT_DRAWS, MIN_BOOTSTRAP, MIN_DRAWS
+from .inputs import LOADER_OPTIONS, ChunkedPredictions, as_predictions
+from ..core.measures import confidence_scores
+from ..core.scores import _log_loss_from_logits_unchecked, _losses_at_labels
+from .._engine.significance import DEFAULT_BOOTSTRAP, DEFAULT_DRAWS, MIN_BOOTSTRAP, MIN_DRAWS
 from .figures import _reliability_figure, _sharpness_figure, _utility_figure
 from .progress import _Work, _check_progress, _shows_progress
 from .publish import REPORT_FILES, check_out
@@ -33,8 +33,8 @@ DEFAULT_BINS = (15, 20, 100)
 
 
 #: Work budget for an exact l1 reference of one plan, in the units of
-#: :func:`calnotes.poisson_binomial.work` (about a nanosecond of one core each; 3e8 is about
-#: 0.3 s); the rule and its decisions on the benchmark grid: :data:`calnotes._evalrows.EXACT_L1_BUDGET`.
+#: :func:`calnotes._engine.poisson_binomial.work` (about a nanosecond of one core each; 3e8 is about
+#: 0.3 s); the rule and its decisions on the benchmark grid: :data:`calnotes._engine.rows.EXACT_L1_BUDGET`.
 EXACT_L1_BUDGET = _evalrows.EXACT_L1_BUDGET
 
 
@@ -222,7 +222,7 @@ def evaluate(predictions, *, labels=None, X=None, n_bins=None, references: bool 
     ties : {"average", "position"}, default "average"
         Tie rule of the equal-mass measures and their references (command line: ``--ties``):
         the exact mean over the orders of tied predictions, so the report does not depend on
-        the row order, or eq. (1) with ties in input order (:mod:`calnotes.binning`).
+        the row order, or eq. (1) with ties in input order (:mod:`calnotes.core.binning`).
     smooth_ece : bool, default True
         Add the SmoothECE rows.
     utility : bool, default True
@@ -237,8 +237,8 @@ def evaluate(predictions, *, labels=None, X=None, n_bins=None, references: bool 
         The DKW band holds with probability ``1 - delta`` (in ``(0, 1)``).
     rng : numpy.random.Generator or int, default 0
         Draws the sampled utilities (command line: ``--seed``): one generator,
-        :func:`calnotes.utility.sample_linear` first, then
-        :func:`calnotes.utility.sample_rank`.  The p-values and intervals use a stream of
+        :func:`calnotes.theory.utility.sample_linear` first, then
+        :func:`calnotes.theory.utility.sample_rank`.  The p-values and intervals use a stream of
         their own derived from it (seed ``s``: ``default_rng([s, 1])``), so they do not
         change when utility calibration is skipped.  An integer seed is recorded in the
         report.
@@ -246,30 +246,30 @@ def evaluate(predictions, *, labels=None, X=None, n_bins=None, references: bool 
         Add to every binned row the p-value of its value under the calibrated null and a
         bootstrap interval (not to the SmoothECE rows, whose replications would each rerun
         the bandwidth search) (command line: ``--no-significance`` skips both;
-        :mod:`calnotes.significance`; the row keys are on the report-schema page).
+        :mod:`calnotes._engine.significance`; the row keys are on the report-schema page).
     draws : int, default 200
         Monte Carlo replications of the null for rows without an exact law (command line:
-        ``--draws``; at least ``calnotes.significance.MIN_DRAWS`` = 19); the p-value's
+        ``--draws``; at least ``calnotes._engine.significance.MIN_DRAWS`` = 19); the p-value's
         resolution is ``1 / (draws + 1)``.  Default
-        ``calnotes.significance.DEFAULT_DRAWS``.  It also decides which one-column rows keep
+        ``calnotes._engine.significance.DEFAULT_DRAWS``.  It also decides which one-column rows keep
         their exact p-value: those whose exact bracket is predicted to be wider than
-        ``1 / (2 sqrt(draws))`` (:func:`calnotes.significance.exact_bracket_limit`) get a
+        ``1 / (2 sqrt(draws))`` (:func:`calnotes._engine.significance.exact_bracket_limit`) get a
         Monte Carlo one instead, so more draws send more of them to Monte Carlo.  Rows whose
         equal-mass bins are split by ties (``ties="average"``) are always Monte Carlo.
     bootstrap : int, default 200
         Bootstrap resamples for the intervals (command line: ``--bootstrap``; 0: none;
-        otherwise at least ``calnotes.significance.MIN_BOOTSTRAP`` = 19).  The interval is of
+        otherwise at least ``calnotes._engine.significance.MIN_BOOTSTRAP`` = 19).  The interval is of
         ``E[value]``, the mean of the measure over test sets of the same size from the same
-        population (bias-corrected bootstrap; coverage in :mod:`calnotes.coverage`).
+        population (bias-corrected bootstrap; coverage in :mod:`calnotes.evaluation.coverage`).
         Class-wise rows get them only when ``n k B`` is at most
-        ``calnotes._evalrows.CLASSWISE_BOOTSTRAP_BUDGET`` (a note says when not).
+        ``calnotes._engine.rows.CLASSWISE_BOOTSTRAP_BUDGET`` (a note says when not).
     progress : bool or None, default None
         A progress bar on standard error over the whole computation (scores, binned rows,
         SmoothECE, utility calibration, writing; command line: ``--progress`` /
         ``--no-progress``).  ``None``: shown when standard error is a terminal and the input
         has at least :data:`PROGRESS_ENTRIES` probabilities (about a second of work or more).
     out_of_core : bool, optional
-        Evaluate in bounded memory with Dask (:mod:`calnotes.scale`; the ``scale`` extra;
+        Evaluate in bounded memory with Dask (:mod:`calnotes._engine.out_of_core`; the ``scale`` extra;
         command line: ``--out-of-core``).  Default: for a Dask array of predictions and for a
         folder of shards.  ``True`` also memory-maps a ``.npy`` file (or takes an in-memory
         array) in row chunks; ``False`` computes a Dask array into memory first.  Out of core
@@ -453,7 +453,7 @@ def _closing_notes(rows: list, ties: str) -> list:
 
 def _evaluate_out_of_core(chunked: ChunkedPredictions, request: _Request,
                           work: "_Work") -> EvaluationReport:
-    """The report of :func:`evaluate` computed out of core (:mod:`calnotes.scale`); the input
+    """The report of :func:`evaluate` computed out of core (:mod:`calnotes._engine.out_of_core`); the input
     files' snapshots (taken before opening them) are checked after the computation, which is
     when out of core has read the files."""
     from .. import __version__
@@ -468,7 +468,7 @@ def _evaluate_out_of_core(chunked: ChunkedPredictions, request: _Request,
                                         ties=request.ties, references=request.references)
     finally:
         hashes = chunked.verified_hashes()
-    notes = ["computed out of core with Dask (calnotes.scale): equal-mass rows exact (eq. (1)),"
+    notes = ["computed out of core with Dask (calnotes._engine.out_of_core): equal-mass rows exact (eq. (1)),"
              " l1 references folded-normal"] + notes + part["notes"]
     skipped = {"significance": request.significance, "smooth_ece": request.smooth_ece,
                "utility": request.utility}
@@ -527,7 +527,7 @@ def _check_significance_options(significance, draws, bootstrap) -> None:
         raise ValueError(f"{_BOOT_NAME}: expected 0 (no intervals) or at least {MIN_BOOTSTRAP}"
                          f" resamples, got {bootstrap}: a 90% interval's ends are the 5% and"
                          f" 95% quantiles of the resamples, which fewer than {MIN_BOOTSTRAP}"
-                         " cannot place (calnotes.significance.MIN_BOOTSTRAP)")
+                         " cannot place (calnotes._engine.significance.MIN_BOOTSTRAP)")
 
 
 def _significance_rng(rng) -> np.random.Generator:
@@ -540,7 +540,7 @@ def _significance_rng(rng) -> np.random.Generator:
 
 def _smooth_ece_rows(y, P, conf, correct) -> list:
     """SmoothECE of the confidences (and of ``P(y = 1)`` for a binary model)."""
-    from ..kernel import smooth_ece as smooth
+    from ..core.kernel import smooth_ece as smooth
 
     pairs = [("confidence", correct.astype(np.int64), conf)]
     if P.shape[1] == 2:

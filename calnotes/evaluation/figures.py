@@ -13,15 +13,15 @@ def _sharpness_figure(y, P, title):
     the predictions (the binned kernel sums need no subsampling, unlike the paper's App. D).
     Unlike App. D's figures, curve and band are drawn only between the smallest and largest
     top-label confidence (at least 1/k) and where the kernel reaches at least
-    ``calnotes.plotting.MIN_KERNEL_SAMPLES`` (10) confidences, the band is clipped to [0, 1],
+    ``calnotes.core.plotting.MIN_KERNEL_SAMPLES`` (10) confidences, the band is clipped to [0, 1],
     and ``d_CAL`` and ``d_TOT`` are on their own scale (``d_TOT`` is the table's Brier (all
     classes))."""
     from matplotlib.figure import Figure
 
-    from ..plotting import MIN_KERNEL_SAMPLES, calibration_sharpness_diagram
-    from ..sharpness import calibration_sharpness
+    from ..core.plotting import MIN_KERNEL_SAMPLES, calibration_sharpness_diagram
+    from ..theory.sharpness import calibration_sharpness
 
-    from ..plotting import legend_below
+    from ..core.plotting import legend_below
 
     result = calibration_sharpness(y, P, "brier")
     conf = P.max(axis=1)
@@ -40,8 +40,8 @@ def _sharpness_figure(y, P, title):
 def _reliability_figure(y, P, m, title):
     from matplotlib.figure import Figure
 
-    from ..measures import confidence_scores
-    from ..plotting import corp_diagram, reliability_panels
+    from ..core.measures import confidence_scores
+    from ..core.plotting import corp_diagram, reliability_panels
 
     panels = 3 if P.shape[1] == 2 else 2
     fig = Figure(figsize=(7, 7.4), layout="constrained")   # 2 x 2 at the book's column width
@@ -56,11 +56,11 @@ def _reliability_figure(y, P, m, title):
     handles, labels = axes[panels].get_legend_handles_labels()
     axes[panels].get_legend().remove()                # its explanation would cover the curve
     if panels == 2:                                   # the free cell holds CORP's legend
-        from ..plotting import legend_in_axes
+        from ..core.plotting import legend_in_axes
 
         legend_in_axes(axes[3], handles, labels, fontsize=9)
     else:                                             # k = 2: with the panels' legend, below
-        from ..plotting import legend_below
+        from ..core.plotting import legend_below
 
         below = fig.legends[0]
         handles = list(below.legend_handles) + handles
@@ -73,10 +73,10 @@ def _reliability_figure(y, P, m, title):
 
 def _utility_figure(ecdfs, title):
     """eCDFs of the estimated utility calibration errors over ``U_lin`` and ``U_rank``, with the
-    DKW band (:class:`calnotes.utility.UtilityECDF`, ``eps_stat = 0``)."""
+    DKW band (:class:`calnotes.theory.utility.UtilityECDF`, ``eps_stat = 0``)."""
     from matplotlib.figure import Figure
 
-    from ..plotting import PALETTE, legend_below
+    from ..core.plotting import PALETTE, legend_below
 
     fig = Figure(figsize=(7, 3.6), layout="constrained")          # the book's column width
     axes = fig.subplots(1, len(ecdfs), sharey=True)

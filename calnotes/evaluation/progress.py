@@ -60,7 +60,7 @@ class _Work:
     """The clock and the progress bar of one :func:`evaluate` call.
 
     :meth:`part` times a part of the report: a part entered inside another one (as
-    :func:`calnotes._evalrows.binned_rows` may do for ``"references"``, ``"p_values"``,
+    :func:`calnotes._engine.rows.binned_rows` may do for ``"references"``, ``"p_values"``,
     ``"intervals"``) pauses the outer part's clock, so the parts never overlap and sum to at
     most the total.  The bar (tqdm, on standard error) counts work units over the whole
     computation; :meth:`update` advances it (``binned_rows`` calls it once per row), and a

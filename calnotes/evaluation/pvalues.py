@@ -25,7 +25,7 @@ def _ceil_digits(x: float, digits: int = 2) -> str:
 
 def format_p_value(row, *, method: bool = True) -> str:
     """A row's p-value as the report prints it (text report and the book's table,
-    :func:`calnotes.tables.report_table`): ``-`` when absent; ``< 0.0001`` below that; a
+    :func:`calnotes.book.tables.report_table`): ``-`` when absent; ``< 0.0001`` below that; a
     Monte Carlo value that no draw reached as ``< x``, its floor ``1 / (draws + 1)`` rounded
     up (the p-value is at most that; ``report.json`` keeps the number and the flag
     ``p_value_floor``); `` (MC)`` after a Monte Carlo value (resolution ``1 / (draws + 1)``)

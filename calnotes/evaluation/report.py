@@ -37,7 +37,7 @@ LEGEND = (
     " the header (the verdict's).",
     "90% interval = of E[value]: the mean of this measure over test sets of the same size from"
     " the same population (bias-corrected bootstrap: the resamples' deviations from their mean,"
-    " reflected around the value; coverage measured in calnotes.coverage).",
+    " reflected around the value; coverage measured in calnotes.evaluation.coverage).",
 )
 
 
@@ -321,7 +321,7 @@ class EvaluationReport:
         makers = {REPORT_FILES[0]: lambda path: path.write_text(self.to_json() + "\n"),
                   REPORT_FILES[1]: lambda path: path.write_text(self.to_csv())}
         if figure:
-            from ..plotting import save_figure   # PNGs carry their smallest text size
+            from ..core.plotting import save_figure   # PNGs carry their smallest text size
 
             makers[REPORT_FILES[2]] = lambda path: save_figure(self._figure(), path, dpi=120)
             makers[REPORT_FILES[3]] = lambda path: save_figure(self._sharpness_figure(), path,

@@ -8,8 +8,8 @@ import numbers
 
 import numpy as np
 
-from .._sorted import available_workers as _available_workers
-from .._sorted import threads_for
+from .._engine.sorted_columns import available_workers as _available_workers
+from .._engine.sorted_columns import threads_for
 from .report import _finite_or_none
 
 
@@ -70,21 +70,21 @@ def _check_utility_options(utility, samples, delta, rng):
 
 
 def _uc_results(y, P, families, presorted=None) -> list:
-    """:func:`calnotes.utility.utility_calibration` of every family (one result each), on
+    """:func:`calnotes.theory.utility.utility_calibration` of every family (one result each), on
     :data:`_UC_WORKERS` threads, without validating ``(y, P)`` again.
 
     A task holds one or two ``(chunk, n)`` arrays (its other arrays are blocks of about 1 MB):
     ``chunk x n`` at most ``_UC_BUDGET``, and the threads' such arrays together at most
     ``_UC_MEMORY`` elements; one thread per ``_UC_THREAD_WORK`` utility-rows.  A task's
     matrix product reads all of ``P``, so chunks stay large (64 utilities, the default of
-    :func:`~calnotes.utility.utility_calibration`, up to ``n = 131072``: about 15 flops per
+    :func:`~calnotes.theory.utility.utility_calibration`, up to ``n = 131072``: about 15 flops per
     byte read with many classes).  The numbers do not depend
     on the number of threads; BLAS may round a product differently for another number of rows,
     so with the same chunk the report's numbers are ``utility_calibration``'s.  ``presorted``:
     the columns of ``P`` sorted, ``(k, n)``, if the caller has them (the class-wise utilities
     then sort nothing).
     """
-    from ..utility import _uc_families
+    from ..theory.utility import _uc_families
 
     n = P.shape[0]
     total = sum(len(f) for f in families)
@@ -162,8 +162,8 @@ def _utility_part(y, P, samples, delta, rng, seed, notes, presorted=None):
     ``presorted``, optional: the columns of ``P`` sorted ascending, shape ``(k, n)`` (e.g. the
     class-wise problem's ``SortedColumns.values``), reused by ``U_CWE`` instead of sorting."""
     from .._validate import check_rng
-    from ..utility import (classwise, ecdf_from_errors, sample_linear, sample_rank, top_class,
-                          top_k)
+    from ..theory.utility import (classwise, ecdf_from_errors, sample_linear, sample_rank, top_class,
+                                  top_k)
 
     k = P.shape[1]
     gen = check_rng(rng)

@@ -19,7 +19,7 @@ RECALIBRATION_CHAPTER = ("Trivial recalibration wins ECE", "book/practice/recali
 
 
 def _num(x: float, digits: int = 3) -> str:
-    from ..tables import format_number
+    from ..book.tables import format_number
 
     return format_number(float(x), digits)
 

@@ -22,12 +22,12 @@ def _kl_arguments_swapped(original):
 
 
 def _gradient_at_q(original):
-    """The slipped copy of :func:`calnotes.scores.bregman_divergence` with the gradient taken
+    """The slipped copy of :func:`calnotes.core.scores.bregman_divergence` with the gradient taken
     at the first argument ``q`` instead of ``p`` (one line changed)."""
-    from calnotes.scores import _two
+    from calnotes.core.scores import _two
 
     def bregman_divergence(q, p, generator=None):
-        from calnotes.scores import SQUARED_NORM
+        from calnotes.core.scores import SQUARED_NORM
         generator = SQUARED_NORM if generator is None else generator
         Q, P = _two(q, p)
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -38,10 +38,10 @@ def _gradient_at_q(original):
 
 
 def _pooled_by_count(original):
-    """The slipped copy of :func:`calnotes.scores.pool_by_prediction`: the pooled truth
+    """The slipped copy of :func:`calnotes.core.scores.pool_by_prediction`: the pooled truth
     ``C_j`` is the plain mean of the atoms' truths (divided by their count) instead of their
     mass-weighted mean."""
-    from calnotes.scores import _check_weights, _two
+    from calnotes.core.scores import _check_weights, _two
 
     def pool_by_prediction(weights, y_prob, true_prob):
         w = _check_weights(weights)
@@ -59,9 +59,9 @@ def _pooled_by_count(original):
 
 
 def _sharpness_swapped(original):
-    """The slipped copy of :func:`calnotes.scores.score_decomposition` with the sharpness
+    """The slipped copy of :func:`calnotes.core.scores.score_decomposition` with the sharpness
     term's divergence taken as ``d(pi, C)`` instead of ``d(C, pi)``."""
-    from calnotes.scores import _check_weights, _two, divergence, entropy, expected_loss, \
+    from calnotes.core.scores import _check_weights, _two, divergence, entropy, expected_loss, \
         pool_by_prediction
 
     def score_decomposition(weights, y_prob, true_prob, loss="log"):
@@ -82,9 +82,9 @@ def _sharpness_swapped(original):
 
 
 def _entropy_at_the_report(original):
-    """The slipped copy of ``calnotes.symbolic._div``: the divergence ``E_q l(p) - H(p)``, the
+    """The slipped copy of ``calnotes.theory.symbolic._div``: the divergence ``E_q l(p) - H(p)``, the
     entropy taken at the report ``p`` instead of the truth ``q``."""
-    from calnotes.symbolic import _expected
+    from calnotes.theory.symbolic import _expected
 
     def _div(name, q, p):
         return _expected(name, q, p) - _expected(name, p, p)  # SLIPPED: H(p) for H(q)
@@ -92,18 +92,18 @@ def _entropy_at_the_report(original):
 
 
 PLANTS: list = [
-    Plant("l2_qece: n (n - 1) in place of n^2", "calnotes.measures.l2_qece",
+    Plant("l2_qece: n (n - 1) in place of n^2", "calnotes.core.measures.l2_qece",
           wrap_result(_n_minus_1_for_n), ("000.thm2.6.enumeration",)),
-    Plant("divergence: arguments of KL swapped", "calnotes.scores.divergence",
+    Plant("divergence: arguments of KL swapped", "calnotes.core.scores.divergence",
           _kl_arguments_swapped, ("004.sec4.bregman_examples", "003.lemma4.1")),
-    Plant("bregman_divergence: gradient at q, not p", "calnotes.scores.bregman_divergence",
+    Plant("bregman_divergence: gradient at q, not p", "calnotes.core.scores.bregman_divergence",
           _gradient_at_q, ("004.sec4.bregman_examples",)),
     Plant("pool_by_prediction: pooled truth by count, not mass",
-          "calnotes.scores.pool_by_prediction", _pooled_by_count,
+          "calnotes.core.scores.pool_by_prediction", _pooled_by_count,
           ("004.lemma4.1", "003.lemma4.1")),
-    Plant("score_decomposition: sharpness as d(pi, C)", "calnotes.scores.score_decomposition",
+    Plant("score_decomposition: sharpness as d(pi, C)", "calnotes.core.scores.score_decomposition",
           _sharpness_swapped, ("003.lemma4.1",)),
-    Plant("symbolic divergence: entropy at p, not q", "calnotes.symbolic._div",
+    Plant("symbolic divergence: entropy at p, not q", "calnotes.theory.symbolic._div",
           _entropy_at_the_report, ("003.lemma4.1.symbolic",)),
 ]
 
@@ -120,7 +120,7 @@ def _array_split_cut(original):
 
 
 def _width_bins_closed_right(original):
-    """The slipped copy of ``calnotes.binning._width_bins_unchecked`` with the bins closed on
+    """The slipped copy of ``calnotes.core.binning._width_bins_unchecked`` with the bins closed on
     the right (a value exactly on an interior edge goes to the bin below)."""
     def _width_bins_unchecked(values, m):
         edges = np.arange(m + 1, dtype=np.float64) / m
@@ -143,10 +143,10 @@ def _ties_by_position(original):
 
 
 PLANTS += [
-    Plant("quantile bins cut as array_split", "calnotes.binning.quantile_bin_of_position",
+    Plant("quantile bins cut as array_split", "calnotes.core.binning.quantile_bin_of_position",
           _array_split_cut, ("000.def2.5.as_printed",)),
-    Plant("equal-width bins closed on the right", "calnotes.binning._width_bins_unchecked",
+    Plant("equal-width bins closed on the right", "calnotes.core.binning._width_bins_unchecked",
           _width_bins_closed_right, ("003.eq25.ece_estimator",)),
-    Plant("ties in input order by default", "calnotes._ties.check_ties",
+    Plant("ties in input order by default", "calnotes._engine.ties.check_ties",
           _ties_by_position, ("000.def2.5.as_printed",)),
 ]

@@ -1,10 +1,10 @@
 """Planted slips in the library functions behind the claims of this part of the book.
 
 Part III, chapter *Proper calibration errors* (paper 003): the exact population errors of
-:mod:`calnotes.population` (TCE, CWCE, KS, MMCE, SKCE, CE_p, the proper calibration error and
-the expected score), the SKCE U-statistic (:mod:`calnotes.skce`), the folded-normal bias of the
-binned ECE (:mod:`calnotes.expectation`), the binned ECE and the Brier loss the chapters print
-(:mod:`calnotes.measures`, :mod:`calnotes.scores`) and the logistic-normal simulator of App. G.1
+:mod:`calnotes.theory.population` (TCE, CWCE, KS, MMCE, SKCE, CE_p, the proper calibration error and
+the expected score), the SKCE U-statistic (:mod:`calnotes.theory.skce`), the folded-normal bias of the
+binned ECE (:mod:`calnotes.core.expectation`), the binned ECE and the Brier loss the chapters print
+(:mod:`calnotes.core.measures`, :mod:`calnotes.core.scores`) and the logistic-normal simulator of App. G.1
 (:mod:`calnotes.data`). Each plant names the cheapest claims that reach its target.
 """
 
@@ -59,9 +59,9 @@ def _expected_score_brier_mean(value, dist, loss="brier", **kwargs):
 
 
 def _folded_normal_bins_share_dropped(original):
-    """SLIPPED COPY of ``calnotes.expectation.folded_normal_ece_bias``: every bin gets
+    """SLIPPED COPY of ``calnotes.core.expectation.folded_normal_ece_bias``: every bin gets
     ``n_i = n`` samples (the factor ``p_i`` of ``n_i = n p_i`` forgotten)."""
-    from calnotes import expectation
+    from calnotes.core import expectation
 
     def slipped(bin_prob, conf_mean, conf_var, accuracy, n):
         p, conf, vconf, acc = (np.asarray(a, dtype=np.float64)
@@ -77,7 +77,7 @@ def _folded_normal_bins_share_dropped(original):
 
 
 def _folded_normal_constant_squared(original):
-    """SLIPPED COPY of ``calnotes.expectation._folded_normal_mean``: ``2 / pi`` where
+    """SLIPPED COPY of ``calnotes.core.expectation._folded_normal_mean``: ``2 / pi`` where
     ``sqrt(2 / pi)`` belongs (about 20% small)."""
     def slipped(mu, sigma):
         from scipy.stats import norm
@@ -100,36 +100,36 @@ def _simulator_sqrt_dropped(original):
 
 
 PLANTS: list = [
-    Plant("003 tce: given= ignored, class-wise conditional always", "calnotes.population.tce",
+    Plant("003 tce: given= ignored, class-wise conditional always", "calnotes.theory.population.tce",
           with_kwargs(given="classwise"), ("003.thm3.1.cwce_ge_tce",)),
-    Plant("003 tce: 10% too small", "calnotes.population.tce", scale_result(0.9),
+    Plant("003 tce: 10% too small", "calnotes.theory.population.tce", scale_result(0.9),
           ("003.thm3.1.tce_ge_ks",)),
-    Plant("003 cwce: mean over classes instead of sum", "calnotes.population.cwce",
+    Plant("003 cwce: mean over classes instead of sum", "calnotes.theory.population.cwce",
           wrap_result(_cwce_mean_over_classes), ("003.thm3.1.cwce_ge_tce.proof_reading",)),
-    Plant("003 ks_error: reading= ignored, Def C.2 always", "calnotes.population.ks_error",
+    Plant("003 ks_error: reading= ignored, Def C.2 always", "calnotes.theory.population.ks_error",
           with_kwargs(reading="definition"), ("003.thm3.1.tce_ge_ks",)),
-    Plant("003 mmce: 10% too large", "calnotes.population.mmce", scale_result(1.1),
+    Plant("003 mmce: 10% too large", "calnotes.theory.population.mmce", scale_result(1.1),
           ("003.thm3.1.mmce_le_c_tce",)),
-    Plant("003 skce: bandwidth 1.1 for 1", "calnotes.population.skce",
+    Plant("003 skce: bandwidth 1.1 for 1", "calnotes.theory.population.skce",
           with_kwargs(bandwidth=1.1), ("003.appF.calibration_term",)),
-    Plant("003 ce_p: p-th root dropped", "calnotes.population.ce_p",
+    Plant("003 ce_p: p-th root dropped", "calnotes.theory.population.ce_p",
           wrap_result(_ce_p_root_dropped), ("003.thm3.1.eq14",)),
     Plant("003 calibration error: divergence arguments swapped",
-          "calnotes.population._divergence", _divergence_arguments_swapped,
+          "calnotes.theory.population._divergence", _divergence_arguments_swapped,
           ("003.lemmaD.1",)),
     Plant("003 expected_score: Brier averaged over classes",
-          "calnotes.population.expected_score", wrap_result(_expected_score_brier_mean),
+          "calnotes.theory.population.expected_score", wrap_result(_expected_score_brier_mean),
           ("003.lemmaD.1",)),
-    Plant("003 skce_unbiased: pairs over n^2 / 2", "calnotes.skce.skce_unbiased",
+    Plant("003 skce_unbiased: pairs over n^2 / 2", "calnotes.theory.skce.skce_unbiased",
           wrap_result(_skce_over_n_squared), ("003.appF.u_statistic",)),
-    Plant("003 folded_normal_ece_bias: n_i = n", "calnotes.expectation.folded_normal_ece_bias",
+    Plant("003 folded_normal_ece_bias: n_i = n", "calnotes.core.expectation.folded_normal_ece_bias",
           _folded_normal_bins_share_dropped, ("003.prop3.3.approximation",)),
     Plant("003 folded normal mean: 2/pi for sqrt(2/pi)",
-          "calnotes.expectation._folded_normal_mean", _folded_normal_constant_squared,
+          "calnotes.core.expectation._folded_normal_mean", _folded_normal_constant_squared,
           ("003.prop3.3.approximation",)),
-    Plant("003 binned_ece: bin weights n_i / (n - 1)", "calnotes.measures.binned_ece._columns",
+    Plant("003 binned_ece: bin weights n_i / (n - 1)", "calnotes.core.measures.binned_ece._columns",
           wrap_result(_ece_columns_over_n_minus_1), ("003.prop3.3.estimator_law",)),
-    Plant("003 brier_loss: mean over classes", "calnotes.scores.brier_loss",
+    Plant("003 brier_loss: mean over classes", "calnotes.core.scores.brier_loss",
           wrap_result(_brier_mean_over_classes), ("003.appG.4.brier_unbiased",)),
     Plant("003 simulate_logistic_normal: noise over s, not sqrt(s)",
           "calnotes.data.simulate_logistic_normal", _simulator_sqrt_dropped,

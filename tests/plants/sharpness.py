@@ -27,7 +27,7 @@ def _paper_default(original):
 def _gaussian_without_half(original):
     """The Gaussian kernel written ``exp(-u^2)`` for ``exp(-u^2 / 2)``: every bandwidth acts as
     ``sigma / sqrt(2)`` (29% narrower), the default included."""
-    from calnotes.kernel import default_bandwidth
+    from calnotes.core.kernel import default_bandwidth
 
     def nadaraya_watson(x, y, grid=None, *, bandwidth=None, **kwargs):
         sigma = default_bandwidth(np.asarray(x).size) if bandwidth is None else bandwidth
@@ -38,10 +38,10 @@ def _gaussian_without_half(original):
 # ----------------------------------------------------------------------------- sharpness
 
 def _naive_plugin(original):
-    """SLIPPED COPY of ``calnotes.sharpness._plugin``: the linear term uses the smoothed
+    """SLIPPED COPY of ``calnotes.theory.sharpness._plugin``: the linear term uses the smoothed
     accuracy ``m_hat(h_i)`` instead of the observed correctness (the naive plug-in
     ``d_varphi(m_hat(h_i), h_i)``, without (C.3)'s covariance matching)."""
-    from calnotes.sharpness import nadaraya_watson
+    from calnotes.theory.sharpness import nadaraya_watson
 
     def _plugin(h, correct, pair, bandwidth, kernel, reflect):
         m = np.clip(nadaraya_watson(h, correct, bandwidth=bandwidth, kernel=kernel,
@@ -64,8 +64,8 @@ def _divergence_swapped(original):
 
 def _grouping_swapped(value, dist, generator="squared_norm", *, exact=False):
     """(E.1)'s grouping term computed as ``E d(C, Q)`` (arguments swapped)."""
-    from calnotes import population as pop
-    from calnotes.scores import NEG_ENTROPY, SQUARED_NORM, bregman_divergence
+    from calnotes.theory import population as pop
+    from calnotes.core.scores import NEG_ENTROPY, SQUARED_NORM, bregman_divergence
 
     if exact:
         return value
@@ -109,10 +109,10 @@ def _temperature_multiplies(original):
 # ----------------------------------------------------------------------------- population
 
 def _last_argmax(original):
-    """SLIPPED COPY of ``calnotes.population.accuracy_preserving_transform``: the predicted
+    """SLIPPED COPY of ``calnotes.theory.population.accuracy_preserving_transform``: the predicted
     class taken as the *last* maximum of a row (the tie rule changed; the library's is the
     first, as everywhere else)."""
-    from calnotes.population import FiniteDistribution, _arrays, accuracy
+    from calnotes.theory.population import FiniteDistribution, _arrays, accuracy
 
     def accuracy_preserving_transform(dist):
         exact = dist.is_exact
@@ -149,31 +149,31 @@ def _spherical_score_as_loss(original):
 
 
 PLANTS = [
-    Plant("default_bandwidth: the paper's fixed 0.05", "calnotes.kernel.default_bandwidth",
+    Plant("default_bandwidth: the paper's fixed 0.05", "calnotes.core.kernel.default_bandwidth",
           _paper_default, ("004.thmC.4.consistency",)),
     Plant("nadaraya_watson: Gaussian exp(-u^2) for exp(-u^2/2)",
-          "calnotes.kernel.nadaraya_watson", _gaussian_without_half,
+          "calnotes.core.kernel.nadaraya_watson", _gaussian_without_half,
           ("004.thmC.4.consistency", "004.thmC.4.rate")),
-    Plant("plugin (C.3): naive residual m_hat - h", "calnotes.sharpness._plugin", _naive_plugin,
+    Plant("plugin (C.3): naive residual m_hat - h", "calnotes.theory.sharpness._plugin", _naive_plugin,
           ("004.thmC.4.consistency", "004.thmC.4.rate")),
     Plant("ConfidencePair.divergence: arguments swapped",
-          "calnotes.sharpness.ConfidencePair.divergence", _divergence_swapped,
+          "calnotes.theory.sharpness.ConfidencePair.divergence", _divergence_swapped,
           ("004.prop4.8",)),
     Plant("grouping loss: E d(C, Q) for E d(Q, C)",
-          "calnotes.sharpness.grouping_loss_decomposition", wrap_result(_grouping_swapped),
+          "calnotes.theory.sharpness.grouping_loss_decomposition", wrap_result(_grouping_swapped),
           ("004.appE.grouping_loss",)),
     Plant("MRR / t^f: accuracy over n - 1", "calnotes.recalibrate._TopLabel._fit",
           _accuracy_over_n_minus_1, ("004.sec3.mrr_zero_ece",)),
     Plant("temperature scaling: logits times T", "calnotes.recalibrate.TemperatureScaling._transform",
           _temperature_multiplies, ("004.sec3.proper_scores_detect_mrr",)),
     Plant("t^f population: last arg max among ties",
-          "calnotes.population.accuracy_preserving_transform", _last_argmax, ("003.propD.2",)),
-    Plant("classwise: sum over classes for the mean", "calnotes.measures.classwise",
+          "calnotes.theory.population.accuracy_preserving_transform", _last_argmax, ("003.propD.2",)),
+    Plant("classwise: sum over classes for the mean", "calnotes.core.measures.classwise",
           wrap_result(lambda value, measure, y, P, **kw: value * np.shape(P)[-1]),
           ("000.sec5.m_equals_n",)),
-    Plant("loss table: spherical score for the spherical loss", "calnotes.rankings.LOSSES",
+    Plant("loss table: spherical score for the spherical loss", "calnotes.theory.rankings.LOSSES",
           _spherical_score_as_loss, ("000.sec5.checkpoint_dominance",)),
     Plant("confidence calibration error (population): 10% too large",
-          "calnotes.population.confidence_calibration_error",
+          "calnotes.theory.population.confidence_calibration_error",
           wrap_result(_per_confidence_scaled), ("004.lemma4.6",)),
 ]

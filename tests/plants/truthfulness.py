@@ -29,7 +29,7 @@ def _classwise_measure_sum(value, measure, y_true, y_prob, *args, **kwargs):
 
 
 def _confidence_truth_argmax(original):
-    """The slipped copy of ``calnotes.expectation._columns``: under confidence aggregation the
+    """The slipped copy of ``calnotes.core.expectation._columns``: under confidence aggregation the
     correctness column takes the truth's argmax instead of the report's (one line changed)."""
     def _columns(P, T, top, aggregation):
         if aggregation == "binary":
@@ -50,7 +50,7 @@ def _best_response_argmax(original):
 
 
 def _tail_of_bin_h(original):
-    """The slipped copy of :func:`calnotes.table1.binomial_abs_deviation` whose second tail
+    """The slipped copy of :func:`calnotes.theory.table1.binomial_abs_deviation` whose second tail
     probability is of ``Bin(h, q)`` instead of ``Bin(h - 1, q)``."""
     from scipy.stats import binom
 
@@ -76,7 +76,7 @@ def _derived_bias_over_k(value, k, *args, **kwargs):
 
 
 def _multinomial_dropped(original):
-    """The slipped copy of :func:`calnotes.decisions.iid_expectation` whose unordered
+    """The slipped copy of :func:`calnotes.theory.decisions.iid_expectation` whose unordered
     enumeration weights each multiset by its probability as one sequence (the multinomial
     coefficient dropped)."""
     import itertools
@@ -106,7 +106,7 @@ def _multinomial_dropped(original):
 
 
 def _outcomes_from_the_report(original):
-    """:func:`calnotes.expectation.simulate_qece` drawing the outcomes from the report instead
+    """:func:`calnotes.core.expectation.simulate_qece` drawing the outcomes from the report instead
     of the truth (its two probability arguments confused)."""
     def simulate_qece(y_prob, true_prob, n_bins, n_reps, rng, **kwargs):
         return original(y_prob, y_prob, n_bins, n_reps, rng, **kwargs)  # SLIPPED: y_prob twice
@@ -114,28 +114,28 @@ def _outcomes_from_the_report(original):
 
 
 PLANTS: list = [
-    Plant("expected_qece: n (n - 1) in place of n^2", "calnotes.expectation.expected_qece",
+    Plant("expected_qece: n (n - 1) in place of n^2", "calnotes.core.expectation.expected_qece",
           wrap_result(_n_minus_1_for_n), ("000.thm2.6.exact",)),
     Plant("expected_qece: class-wise summed, not averaged",
-          "calnotes.expectation.expected_qece", wrap_result(_classwise_sum), ("000.lemmaC.1",)),
-    Plant("classwise: summed over classes, not averaged", "calnotes.measures.classwise",
+          "calnotes.core.expectation.expected_qece", wrap_result(_classwise_sum), ("000.lemmaC.1",)),
+    Plant("classwise: summed over classes, not averaged", "calnotes.core.measures.classwise",
           wrap_result(_classwise_measure_sum), ("000.lemmaC.1.simulation",)),
-    Plant("expected_unbinned_ece: 5% too large", "calnotes.expectation.expected_unbinned_ece",
+    Plant("expected_unbinned_ece: 5% too large", "calnotes.core.expectation.expected_unbinned_ece",
           scale_result(1.05), ("000.ex1.1.simulation",)),
     Plant("confidence columns: correctness of the truth's argmax",
-          "calnotes.expectation._columns", _confidence_truth_argmax, ("000.obs3.2",)),
-    Plant("best_response: argmax of the risks", "calnotes.decisions.DecisionProblem.best_response",
+          "calnotes.core.expectation._columns", _confidence_truth_argmax, ("000.obs3.2",)),
+    Plant("best_response: argmax of the risks", "calnotes.theory.decisions.DecisionProblem.best_response",
           _best_response_argmax, ("000.thmB.3.induced_is_proper",)),
     Plant("binomial_abs_deviation: tail of Bin(h, q) for Bin(h - 1, q)",
-          "calnotes.table1.binomial_abs_deviation", _tail_of_bin_h,
+          "calnotes.theory.table1.binomial_abs_deviation", _tail_of_bin_h,
           ("000.table1.f1.l1_conf", "000.table1.f3.l1_conf")),
-    Plant("derived_table1: class-wise l1 bias 1/k for 2/k", "calnotes.table1.derived_table1",
+    Plant("derived_table1: class-wise l1 bias 1/k for 2/k", "calnotes.theory.table1.derived_table1",
           wrap_result(_derived_bias_over_k), ("000.table1.derivation",)),
     Plant("iid_expectation: multinomial coefficient dropped",
-          "calnotes.decisions.iid_expectation", _multinomial_dropped, ("000.thm4.1",)),
-    Plant("simulate_qece: outcomes drawn from the report", "calnotes.expectation.simulate_qece",
+          "calnotes.theory.decisions.iid_expectation", _multinomial_dropped, ("000.thm4.1",)),
+    Plant("simulate_qece: outcomes drawn from the report", "calnotes.core.expectation.simulate_qece",
           _outcomes_from_the_report, ("000.thm2.6.simulation",)),
     Plant("calibrated_expected_qece: aggregation moved to confidence",
-          "calnotes.decisions.calibrated_expected_qece", with_kwargs(aggregation="confidence"),
+          "calnotes.theory.decisions.calibrated_expected_qece", with_kwargs(aggregation="confidence"),
           ("000.thm4.1",)),
 ]

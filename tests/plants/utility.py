@@ -1,8 +1,8 @@
 """Planted slips in the library functions behind the claims of Part IV (paper 001).
 
-Targets: the UC estimator (:mod:`calnotes.utility`: the sorted prefix-sum scan and its tie
+Targets: the UC estimator (:mod:`calnotes.theory.utility`: the sorted prefix-sum scan and its tie
 merging, the per-sample weights, the brute-force reference, the population weights, the
-rank utilities' tie rule, the DKW half-width and band) and Algorithm 1 (:mod:`calnotes.patching`:
+rank utilities' tie rule, the DKW half-width and band) and Algorithm 1 (:mod:`calnotes.theory.patching`:
 the step size, the patch, the Brier score).
 Where the slip is inside a function body, the slipped copy below is the library's function with
 one line changed, marked ``# SLIP``.
@@ -19,9 +19,9 @@ from planting import Plant, with_kwargs, wrap_result
 # slipped copies (each the library's function with the line marked SLIP changed)
 # ------------------------------------------------------------------------------------------
 def _scan_sorted_ties_split(original):
-    """calnotes.utility._scan_sorted with ``>=`` for ``>``: equal predicted utilities (at
+    """calnotes.theory.utility._scan_sorted with ``>=`` for ``>``: equal predicted utilities (at
     ``tie_tol = 0``) become separate blocks, so ties are no longer pooled."""
-    from calnotes._pool import cumsum_rows
+    from calnotes._engine.pool import cumsum_rows
 
     def _scan_sorted(Vs, Rs, tie_tol):
         M, n = Vs.shape
@@ -49,9 +49,9 @@ def _scan_sorted_ties_split(original):
 
 
 def _scan_sorted_last_boundary_dropped(original):
-    """calnotes.utility._scan_sorted with the prefix sum after the last sample left out of the
+    """calnotes.theory.utility._scan_sorted with the prefix sum after the last sample left out of the
     boundaries (an off-by-one in the prefix sums: intervals ending at the largest value lost)."""
-    from calnotes._pool import cumsum_rows
+    from calnotes._engine.pool import cumsum_rows
 
     def _scan_sorted(Vs, Rs, tie_tol):
         M, n = Vs.shape
@@ -77,8 +77,8 @@ def _scan_sorted_last_boundary_dropped(original):
 
 
 def _uc_from_values_n_minus_1(original):
-    """calnotes.utility.uc_from_values with the unweighted residuals divided by ``n - 1``."""
-    from calnotes import utility as ut
+    """calnotes.theory.utility.uc_from_values with the unweighted residuals divided by ``n - 1``."""
+    from calnotes.theory import utility as ut
 
     def uc_from_values(predicted, realized, *, weights=None, tie_tol=0.0):
         V, U, w, _ = ut._check_values(predicted, realized, weights)
@@ -97,8 +97,8 @@ def _uc_from_values_n_minus_1(original):
 
 
 def _brute_force_ties_split(original):
-    """calnotes.utility.uc_brute_force with ``>=`` for ``>`` in its tie grouping."""
-    from calnotes import utility as ut
+    """calnotes.theory.utility.uc_brute_force with ``>=`` for ``>`` in its tie grouping."""
+    from calnotes.theory import utility as ut
 
     def uc_brute_force(predicted, realized, *, weights=None, tie_tol=0.0):
         V, U, w, one = ut._check_values(predicted, realized, weights)
@@ -121,9 +121,9 @@ def _brute_force_ties_split(original):
 
 
 def _population_uc_unweighted(original):
-    """calnotes.utility.population_uc with the atoms' weights dropped (a uniform mean over
+    """calnotes.theory.utility.population_uc with the atoms' weights dropped (a uniform mean over
     atoms instead of the weighted sum)."""
-    from calnotes import utility as ut
+    from calnotes.theory import utility as ut
 
     def population_uc(dist, utilities):
         F = np.asarray(dist.prediction, dtype=np.float64)
@@ -145,7 +145,7 @@ def _population_uc_unweighted(original):
 
 
 def _tie_mean_first_position(original):
-    """calnotes.utility._tie_mean returning the payoff of the first position of the tie group
+    """calnotes.theory.utility._tie_mean returning the payoff of the first position of the tie group
     instead of the group's mean (a tie rule changed: ties broken by position)."""
     def _tie_mean(cum, lo, hi):
         return cum[:, lo + 1] - cum[:, lo]                        # SLIP: was / (hi - lo) mean
@@ -153,7 +153,7 @@ def _tie_mean_first_position(original):
 
 
 def _step_size_c_plus_1(original):
-    """calnotes.patching._step_size with ``err / (C + 1)`` for Prop. 4.4's ``err / C``."""
+    """calnotes.theory.patching._step_size with ``err / (C + 1)`` for Prop. 4.4's ``err / C``."""
     def _step_size(err, step, w, inside, ubar):
         wsq = float(w[inside] @ np.sum(ubar[inside] ** 2, axis=1))
         return (err / (ubar.shape[1] + 1) if step == "theory"          # SLIP: was / C
@@ -162,34 +162,34 @@ def _step_size_c_plus_1(original):
 
 
 def _apply_step_10pc_long(original):
-    """calnotes.patching._apply moving ``1.1 eta`` along the witness (a constant 10% off)."""
+    """calnotes.theory.patching._apply moving ``1.1 eta`` along the witness (a constant 10% off)."""
     def _apply(F, fam, m, lower, upper, sign, eta):
         return original(F, fam, m, lower, upper, sign, 1.1 * eta)    # SLIP: was eta
     return _apply
 
 
 PLANTS = [
-    Plant("utility _scan_sorted: ties split (>= for >)", "calnotes.utility._scan_sorted",
+    Plant("utility _scan_sorted: ties split (>= for >)", "calnotes.theory.utility._scan_sorted",
           _scan_sorted_ties_split, ("001.lemma3.4.estimator",)),
-    Plant("utility _scan_sorted: last prefix boundary dropped", "calnotes.utility._scan_sorted",
+    Plant("utility _scan_sorted: last prefix boundary dropped", "calnotes.theory.utility._scan_sorted",
           _scan_sorted_last_boundary_dropped, ("001.lemma3.4.estimator",)),
-    Plant("utility uc_from_values: residuals over n - 1", "calnotes.utility.uc_from_values",
+    Plant("utility uc_from_values: residuals over n - 1", "calnotes.theory.utility.uc_from_values",
           _uc_from_values_n_minus_1, ("001.lemma3.4.estimator",)),
-    Plant("utility uc_brute_force: ties split (>= for >)", "calnotes.utility.uc_brute_force",
+    Plant("utility uc_brute_force: ties split (>= for >)", "calnotes.theory.utility.uc_brute_force",
           _brute_force_ties_split, ("001.lemma3.4.estimator",)),
-    Plant("utility population_uc: atom weights dropped", "calnotes.utility.population_uc",
+    Plant("utility population_uc: atom weights dropped", "calnotes.theory.utility.population_uc",
           _population_uc_unweighted, ("001.appB2.bound",)),
-    Plant("utility _tie_mean: first position of the tie group", "calnotes.utility._tie_mean",
+    Plant("utility _tie_mean: first position of the tie group", "calnotes.theory.utility._tie_mean",
           _tie_mean_first_position, ("001.corB.10",)),
-    Plant("utility dkw_halfwidth: ln(1/delta) for ln(2/delta)", "calnotes.utility.dkw_halfwidth",
+    Plant("utility dkw_halfwidth: ln(1/delta) for ln(2/delta)", "calnotes.theory.utility.dkw_halfwidth",
           wrap_result(lambda h, M, delta: math.sqrt(math.log(1 / delta) / (2 * M))),
           ("001.thmB.11.dkw_coverage",)),
-    Plant("utility ecdf_from_errors: eps_stat dropped", "calnotes.utility.ecdf_from_errors",
+    Plant("utility ecdf_from_errors: eps_stat dropped", "calnotes.theory.utility.ecdf_from_errors",
           with_kwargs(eps_stat=0.0), ("001.thmB.11.eps_stat_needed",)),
-    Plant("patching _step_size: err / (C + 1)", "calnotes.patching._step_size",
+    Plant("patching _step_size: err / (C + 1)", "calnotes.theory.patching._step_size",
           _step_size_c_plus_1, ("001.prop4.4.decrease",)),
-    Plant("patching _apply: step 10% long", "calnotes.patching._apply",
+    Plant("patching _apply: step 10% long", "calnotes.theory.patching._apply",
           _apply_step_10pc_long, ("001.prop4.4.decrease",)),
-    Plant("patching _brier: mean over classes", "calnotes.patching._brier",
+    Plant("patching _brier: mean over classes", "calnotes.theory.patching._brier",
           wrap_result(lambda value, F, T, w: value / F.shape[1]), ("001.prop4.4.decrease",)),
 ]

@@ -1,0 +1,1 @@
+"""The book's own tooling: chapters, notebooks, exercises, the course, tables, claims."""

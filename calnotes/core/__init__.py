@@ -1,0 +1,1 @@
+"""The core measures and scores: what a reader of the book computes."""

@@ -1,0 +1,1 @@
+"""The four papers' theory: populations, decisions, sharpness, utility calibration."""
