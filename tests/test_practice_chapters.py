@@ -77,7 +77,8 @@ def test_rankings_chapter_on_user_files(digits, tmp_path):
                                   probs=P)) for j, P in enumerate(digits.probs("test", scaled=True))]
     out = chapters.run_chapter("rankings", {"predictions": paths, "bins": [10]}, tmp_path / "run")
     text = _outputs(out)
-    assert "ckpt00.npz" in text and "agreeing pairs" in text
+    # the user's files by name in the dominance chain, and the agreement table's caption
+    assert "ckpt09.npz" in text and "how many each measure orders as the losses do" in text
 
 
 def test_rankings_chapter_refuses_files_with_different_labels(digits, tmp_path):
