@@ -3,12 +3,15 @@ partial notebook is removed by the run itself), not a traceback."""
 
 from __future__ import annotations
 
+import functools
+
 from calnotes import cli
 from calnotes.book import chapters
 
 
 def test_ctrl_c_ends_the_run_with_a_message(monkeypatch, tmp_path, capsys):
-    def interrupted(*args, **kwargs):
+    @functools.wraps(chapters.run_chapter)       # its signature: the command line reads its
+    def interrupted(*args, **kwargs):             # defaults from it
         raise KeyboardInterrupt
 
     monkeypatch.setattr(chapters, "run_chapter", interrupted)
