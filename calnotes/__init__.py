@@ -30,7 +30,7 @@ Behind it, the package is grouped by role:
 ``calnotes.book``
     The book's own tooling: chapters, notebooks, exercises, the course, tables, the claims
     registry (:mod:`~calnotes.book.claims`).
-:mod:`calnotes.cli`
+``calnotes.cli``
     The command line.
 
 The modules' old paths (``calnotes.measures``, ``calnotes.claims``, ...) still import, for

@@ -44,7 +44,8 @@ def _resolve_in_package(app, env, node, contnode):
     if not module.startswith("calnotes") or target.startswith("calnotes."):
         return None
     domain = env.get_domain("py")
-    names = list(domain.objects)
+    kinds = set(domain.objtypes_for_role(node["reftype"]) or ())    # :func: -> functions
+    names = [n for n, entry in domain.objects.items() if entry.objtype in kinds]
     parts = module.split(".")
     for cut in range(len(parts), 0, -1):
         prefix = ".".join(parts[:cut]) + "."

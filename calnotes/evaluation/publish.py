@@ -84,7 +84,7 @@ def check_out(out, *, force: bool = False, figure: bool = True) -> Path:
 _OUT_NAME = "out (command line: --out)"
 
 
-#: Age after which a temporary report folder (:func:`_publish`) is removed whoever wrote it:
+#: Age after which a temporary report folder (``_publish``) is removed whoever wrote it:
 #: a writer takes seconds, so a day-old folder is left over even if its process id is in use
 #: again (or was on another machine sharing the folder).
 STALE_SECONDS = 24 * 3600

@@ -94,7 +94,7 @@ def _uc_results(y, P, families, presorted=None) -> list:
     return _uc_families(y, P, families, chunk=chunk, workers=workers, presorted=presorted)
 
 
-#: Level of the noise bound of utility calibration (:func:`_uc_noise_level`): a perfectly
+#: Level of the noise bound of utility calibration (``_uc_noise_level``): a perfectly
 #: calibrated model's UC exceeds the ``noise_level`` of one of its utilities with probability
 #: at most this, over all the utilities of a class together.
 UC_NOISE_ALPHA = 0.05
