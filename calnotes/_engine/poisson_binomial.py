@@ -19,8 +19,7 @@ taken out first and only shift ``K`` (:func:`random_parts`).  The remaining prod
   :data:`RUN_DISTINCT` - 1 times (at most once per :data:`RUN_SHARE` terms: a bin of sorted
   predictions rounded to two decimals holds a handful of values) as the product of the DFTs
   of its binomial factors, inverted once
-  (``_run_pmfs``): ``O(d L + L log L)`` for ``d`` values.  On 50,000 binary predictions
-  rounded to two decimals the report's exact laws took 0.15 s instead of 0.4 s (one core).
+  (``_run_pmfs``): ``O(d L + L log L)`` for ``d`` values.
 
 Accuracy
     The recursion adds and multiplies non-negative numbers only: every entry carries a relative
@@ -83,8 +82,7 @@ DIRECT_MAX = 128
 #: :func:`fft_workers` allows more than one.
 FFT_WORKERS = min(2, os.cpu_count() or 1)
 #: Fewest elements (rows x transform length) of a batched FFT call that :func:`fft_workers`
-#: splits over threads: on two cores one real FFT of 16 x 16,384 took 0.89 ms on one thread
-#: and 0.54 ms on two, of 8 x 1,024 17 us against 28 us.
+#: splits over threads: smaller transforms are slower on two threads than on one.
 FFT_THREAD_MIN = 1 << 18
 #: Elements of one padded block (rows x width) of binomial pmfs or recursion rows.
 _BLOCK = 1 << 22

@@ -4,9 +4,7 @@ and running sums along rows that leave the interpreter lock to the other threads
 A part that splits its own NumPy or SciPy calls over threads (the batched FFTs of
 :mod:`calnotes._engine.poisson_binomial`) asks :func:`in_worker` first: on a thread of one of these
 pools the cores are already shared out, and a call that starts threads of its own there
-oversubscribes them: on two cores the exact laws and references of the 50,000 x 2 report
-took 0.49-0.52 s on two threads whose FFTs took two threads each, 0.43 s with one FFT thread
-each.
+oversubscribes them (measurements: benchmarks/README.md, *Tuning constants of the engine*).
 """
 
 from __future__ import annotations
@@ -20,16 +18,9 @@ __all__ = ["worker_pool", "in_worker", "cumsum_rows", "reduceat_rows", "ROW_LOOP
            "NUMPY_THREAD_ROWS"]
 
 #: Row length from which :func:`cumsum_rows` and :func:`reduceat_rows` take one row at a
-#: time.  NumPy held the interpreter lock through a whole ``np.cumsum(a, axis=1)`` of
-#: ``(20, 50000)`` or ``(4, 10^6)`` integers or floats (two threads each doing such calls took
-#: 57 ms for what one did in 52 ms, and 221 ms against 208 ms), not through the 1-d calls of
-#: the same rows (38 ms against 68 ms, 115 ms against 209 ms; one thread alone 2.8 ms a call
-#: against 3.5); the same for ``np.add.reduceat(a, idx, axis=1)`` of ``(16, 50000)`` (a pure
-#: Python loop beside it ran at half speed; beside the row-by-row calls, at full speed).
-#: NumPy releases the lock in such a 2-d call only when it runs over more than
-#: :data:`NUMPY_THREAD_ROWS` rows (its threshold for letting the lock go; measured: a Python loop
-#: beside ``np.cumsum`` of ``(499, 2048)`` ran at half speed, beside ``(501, 2048)`` at full
-#: speed).  Below this length the per-row calls would cost more than their work.
+#: time: NumPy holds the interpreter lock through a whole 2-d ``cumsum``/``reduceat`` of up to
+#: :data:`NUMPY_THREAD_ROWS` rows but not through 1-d calls; below this length the per-row
+#: calls would cost more than their work.
 ROW_LOOP_MIN = 1 << 13
 #: Rows above which NumPy's own 2-d accumulate or reduceat along the rows releases the lock.
 NUMPY_THREAD_ROWS = 500

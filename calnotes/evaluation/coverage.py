@@ -56,9 +56,8 @@ __all__ = ["POPULATIONS", "SIZES", "population", "draw_test_set", "coverage_tabl
 POPULATIONS = {"calibrated, k = 2": (2, True), "overconfident, k = 2": (2, False),
                "calibrated, k = 3": (3, True), "overconfident, k = 3": (3, False)}
 #: Sizes (test-set sizes n), simulations per cell and bootstrap resamples, per run size.  The
-#: smoke size keeps the chapter fast (about 30 s on one core; fewer resamples than the
-#: report's 200, which makes its quantiles noisier): its tolerance is wide, about 0.4.  The
-#: full size took about 2.4 s per test set on a loaded machine (2,400 test sets).
+#: smoke size keeps the chapter fast (fewer resamples than the report's 200, which makes its
+#: quantiles noisier): its tolerance is wide, about 0.4.
 SIZES = {"smoke": {"n": (100, 200, 400), "sims": 8, "truth_sims": 60, "bootstrap": 40,
                    "populations": ("calibrated, k = 2", "overconfident, k = 2")},
          "full": {"n": (100, 300, 1000), "sims": 200, "truth_sims": 1000, "bootstrap": 200,
