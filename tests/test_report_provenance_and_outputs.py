@@ -36,6 +36,7 @@ import calnotes
 from calnotes import cli, evaluation
 from calnotes.evaluation import inputs
 from calnotes.data import save_predictions
+from myst_chapter import myst_chapter
 
 FAST = dict(significance=False, utility=False, smooth_ece=False, progress=False)
 CLI_FAST = ["--no-significance", "--no-utility", "--bins", "5"]
@@ -433,19 +434,7 @@ def test_tuple_parameter_injected_as_tuple(caplog):
     assert "Unable to parse" not in caplog.text
 
 
-_CHAPTER = '''---
-jupytext:
-  text_representation:
-    extension: .md
-    format_name: myst
-    format_version: 0.13
-kernelspec:
-  display_name: Python 3
-  language: python
-  name: python3
----
-
-# Tiny
+_CHAPTER = myst_chapter('''# Tiny
 
 ```{code-cell} ipython3
 :tags: [parameters]
@@ -457,7 +446,7 @@ sim_size = (4, 60, 6)  # (k, n, m)
 assert isinstance(sim_size, tuple) and sim_size == (3, 30, 5), repr(sim_size)
 print("k, n, m =", *sim_size)
 ```
-'''
+''')
 
 
 def test_tuple_parameter_end_to_end(tmp_path, caplog):

@@ -18,23 +18,12 @@ import pytest
 
 from calnotes import cli
 from calnotes.book import chapters
+from myst_chapter import myst_chapter
 
 fcntl = pytest.importorskip("fcntl")
 papermill = pytest.importorskip("papermill")
 
-_CHAPTER = '''---
-jupytext:
-  text_representation:
-    extension: .md
-    format_name: myst
-    format_version: 0.13
-kernelspec:
-  display_name: Python 3
-  language: python
-  name: python3
----
-
-# Tiny
+_CHAPTER = myst_chapter('''# Tiny
 
 ```{code-cell} ipython3
 :tags: [parameters]
@@ -48,7 +37,7 @@ if marker:
     open(marker, "w").write(str(os.getpid()))
 time.sleep(wait)
 ```
-'''
+''')
 
 
 @pytest.fixture

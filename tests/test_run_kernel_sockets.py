@@ -18,23 +18,12 @@ from pathlib import Path
 import pytest
 
 from calnotes.book import chapters
+from myst_chapter import myst_chapter
 
 pytest.importorskip("papermill")
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="IPC sockets are POSIX only")
 
-_CHAPTER = '''---
-jupytext:
-  text_representation:
-    extension: .md
-    format_name: myst
-    format_version: 0.13
-kernelspec:
-  display_name: Python 3
-  language: python
-  name: python3
----
-
-# Sockets
+_CHAPTER = myst_chapter('''# Sockets
 
 ```{code-cell} ipython3
 :tags: [parameters]
@@ -48,7 +37,7 @@ info = json.load(open(get_connection_file()))
 print(json.dumps({"here": sorted(os.listdir(".")), "cwd": os.getcwd(),
                   "transport": info["transport"], "ip": info["ip"]}))
 ```
-'''
+''')
 
 _RUN = """
 import json, sys
