@@ -373,3 +373,20 @@ def test_a_stopped_check_keeps_its_rows_and_leaves_nothing_behind(tmp_path):
     roots = [p for p in Path(tempfile.gettempdir()).glob("calnotes-check-*/pid")
              if p.read_text() == str(proc.pid)]
     assert roots == []
+
+
+@pytest.mark.parametrize("seconds", [39.0512, 0.05, 12.3499999])
+def test_a_resumed_row_prints_the_seconds_it_printed_first(tmp_path, seconds):
+    """The record keeps the seconds unrounded, so the resumed CSV rounds them as the first
+    one did (39.0512 printed 39.1 first; stored as 39.05 it printed 39.0 on resume)."""
+    sub = coursework.Submission("s", tmp_path / "s.ipynb", verdict="checked", sha256="x",
+                                seconds=seconds)
+    state = coursework._State(tmp_path / "out", [], force=False, key="k")
+    state.record(sub)
+    state.close()
+    first = coursework.write_csv([sub], tmp_path / "a")[0].read_text()
+    again = coursework.Submission("s", tmp_path / "s.ipynb", sha256="x")
+    state = coursework._State(tmp_path / "out", [], force=False, key="k")
+    assert state.reuse(again)
+    state.close()
+    assert coursework.write_csv([again], tmp_path / "b")[0].read_text() == first

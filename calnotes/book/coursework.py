@@ -906,7 +906,8 @@ class _State:
             return
         row = {"student": sub.student, "sha256": sub.sha256, "key": self.key,
                "verdict": sub.verdict, "reason": sub.reason, "verdicts": sub.verdicts,
-               "failed_cells": sub.failed_cells, "seconds": round(sub.seconds, 2)}
+               "failed_cells": sub.failed_cells,
+               "seconds": sub.seconds}    # unrounded: a resumed CSV rounds it as the first did
         self.file.write(json.dumps(row) + "\n")
         self.file.flush()
         os.fsync(self.file.fileno())
