@@ -41,3 +41,19 @@ def no_kernel(monkeypatch):
         raise AssertionError("papermill was called: the run was not refused up front")
 
     monkeypatch.setattr(papermill, "execute_notebook", refuse)
+
+
+@pytest.fixture(scope="module")
+def driver():
+    """Headless Chromium that may open local files (the search tests' small sites); the
+    modules that use it skip themselves when chromium, chromedriver or selenium is missing."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    options = webdriver.ChromeOptions()
+    options.binary_location = "/usr/bin/chromium"
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                "--allow-file-access-from-files"):
+        options.add_argument(arg)
+    browser = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+    yield browser
+    browser.quit()

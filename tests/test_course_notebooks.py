@@ -15,6 +15,7 @@ import pytest
 from calnotes.book import chapters, exercises
 from calnotes.book import notebook_markdown as nm
 from course_script import course_script
+from myst_chapter import myst_chapter
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = sorted((ROOT / "book").rglob("*.md"))
@@ -119,18 +120,7 @@ def test_a_glued_figure_becomes_an_attachment():
 # ---------------------------------------------------------------------------------------------
 # calnotes run: the glued numbers of the run, in a small book of one chapter
 # ---------------------------------------------------------------------------------------------
-MINI = """---
-jupytext:
-  text_representation:
-    extension: .md
-    format_name: myst
-kernelspec:
-  display_name: Python 3
-  language: python
-  name: python3
----
-
-# Mini
+MINI = myst_chapter("""# Mini
 
 ```{code-cell} ipython3
 :tags: [parameters]
@@ -155,7 +145,7 @@ Twice is more.
 
 Compute $M$.
 ```
-"""
+""")
 
 
 def _mini_book(tmp_path):

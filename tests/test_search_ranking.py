@@ -52,20 +52,6 @@ LANGUAGE_DATA = ("var stopwords = [];\n"
                  "var Stemmer = function () { this.stemWord = (w) => w; };\n")
 
 
-@pytest.fixture(scope="module")
-def driver():
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-    options = webdriver.ChromeOptions()
-    options.binary_location = "/usr/bin/chromium"
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--allow-file-access-from-files"):
-        options.add_argument(arg)
-    browser = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
-    yield browser
-    browser.quit()
-
-
 def _ranking(driver, folder: Path, query: str, with_scorer: bool) -> list[str]:
     """The result titles of ``query``, best first, as the search page would list them."""
     import sphinx

@@ -65,20 +65,6 @@ def _site(folder: Path, with_calnotes: bool) -> Path:
     return page
 
 
-@pytest.fixture(scope="module")
-def driver():
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-    options = webdriver.ChromeOptions()
-    options.binary_location = "/usr/bin/chromium"
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--allow-file-access-from-files"):
-        options.add_argument(arg)
-    browser = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
-    yield browser
-    browser.quit()
-
-
 def _snippet_text(driver, page: Path, anchor: str = "") -> str:
     driver.get(page.as_uri())
     return driver.execute_script("return Search.htmlToText(arguments[0], arguments[1]);",
